@@ -1,0 +1,55 @@
+/** Genesis file: schema, hash, and the state it starts the chain with. */
+import { z } from 'zod'
+import { canonicalJson } from './canonical-json.js'
+import { PubkeySchema } from './tx.js'
+import { MemoryState, StateKeys, nextStateRoot } from './state.js'
+import { sha256Hex } from '../crypto/index.js'
+
+export const ChainParamsSchema = z.object({
+  /** µT minted to the proposer of each block that carries transactions */
+  block_reward_ut: z.number().int().min(0).default(0),
+  /** most transactions one block may carry */
+  max_block_txs: z.number().int().min(1).default(20_000)
+})
+export type ChainParams = z.output<typeof ChainParamsSchema>
+
+export const GenesisSchema = z.object({
+  chain_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'may contain only letters, digits and . _ -'),
+  genesis_time: z.string(),
+  params: ChainParamsSchema.default({ block_reward_ut: 0, max_block_txs: 20_000 }),
+  validators: z.array(z.object({
+    pub_key: PubkeySchema,
+    power: z.number().int().min(1),
+    name: z.string().optional()
+  })).min(1, 'genesis needs at least one validator'),
+  alloc: z.array(z.object({
+    pub_key: PubkeySchema,
+    amount_ut: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)
+  })).default([])
+})
+export type Genesis = z.output<typeof GenesisSchema>
+
+/** sha256 of the genesis file's canonical form (sorted members, no whitespace). */
+export function genesisHash (genesis: Genesis): string {
+  return sha256Hex(Buffer.from(canonicalJson(genesis), 'utf8'))
+}
+
+export interface GenesisState {
+  state: MemoryState
+  stateRoot: string
+}
+
+export function genesisState (genesis: Genesis): GenesisState {
+  const state = new MemoryState()
+  let supply = 0
+  for (const { pub_key: pubkey, amount_ut: amount } of genesis.alloc) {
+    const key = StateKeys.balance(pubkey)
+    state.data.set(key, ((state.data.get(key) as number | undefined) ?? 0) + amount)
+    supply += amount
+  }
+  if (!Number.isSafeInteger(supply)) throw new RangeError('genesis allocations exceed the largest exact amount')
+  state.data.set(StateKeys.supply, supply)
+  state.data.set(StateKeys.totalTxs, 0)
+  const stateRoot = nextStateRoot(genesisHash(genesis), new Map(state.data))
+  return { state, stateRoot }
+}

@@ -1,0 +1,16 @@
+/**
+ * The chain: transactions, blocks, genesis and the pure state transition. Nothing in here does
+ * I/O; the node feeds it state readers and stores the write sets it returns.
+ */
+export * from './address.js'
+export * from './amount.js'
+export * from './block.js'
+export * from './canonical-json.js'
+export * from './genesis.js'
+export * from './ledger.js'
+export * from './limits.js'
+export * from './state.js'
+export * from './transition.js'
+export * from './tx.js'
+export { TX_RULES } from './rules/index.js'
+export type { BlockContext, TxRule } from './rules/index.js'

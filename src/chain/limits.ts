@@ -1,0 +1,10 @@
+/** Protocol constants from the spec's "Limits" table. */
+export const MIN_FEE = 1000
+/** Submission window around the node clock (spec: ±5 minutes). */
+export const TIMESTAMP_TOLERANCE_MS = 5 * 60 * 1000
+/**
+ * In a block, a transaction may be at most TIMESTAMP_TOLERANCE_MS ahead of block time and at
+ * most this much behind it, so a transaction accepted just before a crash is still valid
+ * when the node comes back (ids, not timestamps, prevent replay).
+ */
+export const MAX_TX_AGE_IN_BLOCK_MS = 24 * 60 * 60 * 1000

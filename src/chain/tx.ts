@@ -1,0 +1,118 @@
+/**
+ * The transaction as submitted: its wire schema, canonical signing bytes, hash and payload
+ * decoding. The schema here is the one the API validates with and documents in OpenAPI.
+ */
+import { z } from 'zod'
+import { fromBase64, sha256, sign, toBase64, verify } from '../crypto/index.js'
+import { KithError } from '../errors.js'
+
+export const TX_TYPES = [
+  'TRANSFER', 'CONTACT_REQUEST', 'ACCEPT_CONTACT', 'CONTACT_BLOCK', 'REGISTER_KEY', 'REGISTER_RELAY',
+  'BIND_WALLET', 'RELAY_PROOF', 'BLOCK_REWARD', 'HEARTBEAT', 'CREATE_POST', 'DELETE_POST', 'LIKE_POST',
+  'UNLIKE_POST', 'FOLLOW', 'UNFOLLOW', 'CALL_CONTRACT', 'DEPLOY_CONTRACT', 'STAKE', 'UNSTAKE',
+  'LINK_DEVICE', 'UNLINK_DEVICE'
+] as const
+export type TxType = typeof TX_TYPES[number]
+
+export const MAX_TX_ID_LENGTH = 128
+export const MAX_MEMO_CHARS = 256
+export const MAX_PAYLOAD_BASE64_CHARS = 256 * 1024
+/** Largest µT value carried by any field: amounts stay exact as JavaScript numbers. */
+export const MAX_AMOUNT = Number.MAX_SAFE_INTEGER
+
+const TX_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/
+const PUBKEY_RE = /^[0-9a-f]{64}$/
+const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z$/
+
+export const PubkeySchema = z.string().regex(PUBKEY_RE, 'must be a 64-character lowercase hex Ed25519 public key')
+export const Base64Schema = z.string().regex(BASE64_RE, 'must be standard padded base64')
+const AmountSchema = z.number().int('must be an integer').min(0, 'must not be negative').max(MAX_AMOUNT, 'is too large')
+
+export const TransactionSchema = z.object({
+  id: z.string().min(1, 'must not be empty').max(MAX_TX_ID_LENGTH, `must be at most ${MAX_TX_ID_LENGTH} characters`)
+    .regex(TX_ID_RE, 'may contain only letters, digits and . _ : -'),
+  type: z.enum(TX_TYPES, { error: `must be one of ${TX_TYPES.join(', ')}` }),
+  from: PubkeySchema,
+  to: z.union([z.literal(''), PubkeySchema], { error: 'must be an empty string or a 64-character lowercase hex Ed25519 public key' }),
+  amount: AmountSchema.meta({ description: 'µT' }),
+  fee: AmountSchema.meta({ description: 'µT' }),
+  memo: z.string().refine((s) => [...s].length <= MAX_MEMO_CHARS, `must be at most ${MAX_MEMO_CHARS} characters`).optional(),
+  payload: Base64Schema.max(MAX_PAYLOAD_BASE64_CHARS, 'is too large').meta({ description: 'base64 of the type-specific JSON payload' }),
+  signature: Base64Schema.refine((s) => s.length === 88, 'must be the base64 of a 64-byte Ed25519 signature')
+    .meta({ description: 'base64 Ed25519 signature by `from` over the canonical bytes' }),
+  timestamp: z.string().refine(isRfc3339Seconds, 'timestamp must be RFC 3339 UTC with second precision, like 2026-01-02T03:04:05Z')
+}).meta({ id: 'Transaction', description: 'A signed transaction, as submitted' })
+
+export type Transaction = z.output<typeof TransactionSchema>
+
+function isRfc3339Seconds (value: string): boolean {
+  const m = TIMESTAMP_RE.exec(value)
+  if (m === null) return false
+  const ms = Date.parse(value)
+  return Number.isFinite(ms) && new Date(ms).toISOString() === `${value.slice(0, 19)}.000Z`
+}
+
+export function timestampMs (tx: Pick<Transaction, 'timestamp'>): number {
+  return Date.parse(tx.timestamp)
+}
+
+/** RFC 3339, second precision, UTC: the form transactions carry. */
+export function formatTimestamp (ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19) + 'Z'
+}
+
+/**
+ * Canonical signing bytes: UTF-8 of JSON.stringify of exactly these members in this order.
+ * Memo and signature are not signed (spec, "Transaction").
+ */
+export function signingBytes (tx: Omit<Transaction, 'signature' | 'memo'>): Buffer {
+  return Buffer.from(JSON.stringify({
+    id: tx.id,
+    type: tx.type,
+    from: tx.from,
+    to: tx.to,
+    amount: tx.amount,
+    fee: tx.fee,
+    payload: tx.payload,
+    timestamp: tx.timestamp
+  }), 'utf8')
+}
+
+/** Hash of the whole transaction, memo and signature included: the leaf of a block's tx root. */
+export function txHash (tx: Transaction): Buffer {
+  return sha256(Buffer.from(JSON.stringify([
+    tx.id, tx.type, tx.from, tx.to, tx.amount, tx.fee, tx.memo ?? '', tx.payload, tx.signature, tx.timestamp
+  ]), 'utf8'))
+}
+
+export function verifyTxSignature (tx: Transaction): boolean {
+  const signature = fromBase64(tx.signature)
+  if (signature === undefined) return false
+  return verify(signingBytes(tx), signature, Buffer.from(tx.from, 'hex'))
+}
+
+export function signTx (unsigned: Omit<Transaction, 'signature'>, secretKey: Uint8Array): Transaction {
+  return { ...unsigned, signature: toBase64(sign(signingBytes(unsigned), secretKey)) }
+}
+
+export function encodePayload (payload: unknown): string {
+  return Buffer.from(JSON.stringify(payload ?? {}), 'utf8').toString('base64')
+}
+
+/** The payload's JSON value; throws TX_MALFORMED when it is not base64 of a JSON object. */
+export function decodePayload (tx: Pick<Transaction, 'payload'>): Record<string, unknown> {
+  const bytes = fromBase64(tx.payload)
+  if (bytes === undefined) throw new KithError('TX_MALFORMED', 'payload: must be standard padded base64')
+  if (bytes.length === 0) return {}
+  let value: unknown
+  try {
+    value = JSON.parse(bytes.toString('utf8'))
+  } catch {
+    throw new KithError('TX_MALFORMED', 'payload: must be base64 of a JSON object')
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new KithError('TX_MALFORMED', 'payload: must be base64 of a JSON object')
+  }
+  return value as Record<string, unknown>
+}

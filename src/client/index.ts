@@ -1,0 +1,134 @@
+/**
+ * Client library for apps, tests and benchmarks: keys, building and signing every transaction
+ * type, submitting over HTTP and waiting for confirmation. Depends only on the chain's wire
+ * format, never on node internals.
+ */
+import { generateKeyPair, keyPairFromSeed, toHex, type KeyPair } from '../crypto/index.js'
+import { encodePayload, formatTimestamp, signTx, type Transaction, type TxType } from '../chain/tx.js'
+import { addressOf } from '../chain/address.js'
+import { MIN_FEE } from '../chain/limits.js'
+
+export { addressOf, generateKeyPair, keyPairFromSeed, type KeyPair, type Transaction, type TxType }
+
+export interface Account {
+  keyPair: KeyPair
+  /** Ed25519 public key, lowercase hex */
+  pub: string
+  address: string
+}
+
+export function accountFrom (keyPair: KeyPair = generateKeyPair()): Account {
+  const pub = toHex(keyPair.publicKey)
+  return { keyPair, pub, address: addressOf(pub) }
+}
+
+export function newAccount (): Account {
+  return accountFrom(generateKeyPair())
+}
+
+let idCounter = 0
+
+/** A fresh id in the clients' `tx-<digits>` form, unique within this process and across runs. */
+export function newTxId (): string {
+  idCounter += 1
+  return `tx-${Date.now()}${String(process.pid).padStart(7, '0')}${String(idCounter).padStart(9, '0')}`
+}
+
+export interface BuildOptions {
+  type: TxType
+  to?: string
+  amount?: number
+  fee?: number
+  payload?: unknown
+  memo?: string
+  id?: string
+  /** unix ms; defaults to now */
+  time?: number
+}
+
+/** Builds and signs a transaction of any type. */
+export function buildTx (from: Account, opts: BuildOptions): Transaction {
+  const unsigned: Omit<Transaction, 'signature'> = {
+    id: opts.id ?? newTxId(),
+    type: opts.type,
+    from: from.pub,
+    to: opts.to ?? '',
+    amount: opts.amount ?? 0,
+    fee: opts.fee ?? MIN_FEE,
+    payload: encodePayload(opts.payload ?? {}),
+    timestamp: formatTimestamp(opts.time ?? Date.now())
+  }
+  if (opts.memo !== undefined) unsigned.memo = opts.memo
+  return signTx(unsigned, from.keyPair.secretKey)
+}
+
+export function transfer (from: Account, to: string, amount: number, opts: { fee?: number, memo?: string, id?: string, time?: number } = {}): Transaction {
+  return buildTx(from, {
+    type: 'TRANSFER', to, amount, fee: opts.fee, id: opts.id, time: opts.time, memo: opts.memo,
+    payload: opts.memo === undefined ? {} : { memo: opts.memo }
+  })
+}
+
+export class ApiError extends Error {
+  constructor (readonly status: number, message: string) {
+    super(message)
+    this.name = 'ApiError'
+  }
+}
+
+export interface ClientOptions {
+  baseUrl: string
+  token?: string
+}
+
+/** Thin HTTP client for the node interface. */
+export class KithClient {
+  constructor (private readonly opts: ClientOptions) {}
+
+  async request<T> (method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = {}
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    if (this.opts.token !== undefined) headers.authorization = `Bearer ${this.opts.token}`
+    const res = await fetch(new URL(path, this.opts.baseUrl), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    const text = await res.text()
+    const json: unknown = text === '' ? undefined : JSON.parse(text)
+    if (!res.ok) throw new ApiError(res.status, (json as { error?: string } | undefined)?.error ?? res.statusText)
+    return json as T
+  }
+
+  async submit (tx: Transaction): Promise<{ id: string, status: string }> {
+    return await this.request('POST', '/api/tx', tx)
+  }
+
+  async getTx (id: string): Promise<Record<string, unknown>> {
+    return await this.request('GET', `/api/tx/${encodeURIComponent(id)}`)
+  }
+
+  async address (pubOrAddress: string, limit = 50): Promise<{ balance_ut: number, tx_count: number, has_more: boolean, transactions: Array<Record<string, unknown>> }> {
+    return await this.request('GET', `/api/address/${encodeURIComponent(pubOrAddress)}?limit=${limit}`)
+  }
+
+  async netstats (): Promise<{ height: number, total_txs: number, supply: number, validator_count: number }> {
+    return await this.request('GET', '/api/netstats')
+  }
+
+  /** Polls until the transaction is in a block; resolves with its detail. */
+  async waitForConfirmation (id: string, opts: { timeoutMs?: number, intervalMs?: number } = {}): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + (opts.timeoutMs ?? 30_000)
+    for (;;) {
+      try {
+        const detail = await this.getTx(id)
+        if (typeof detail.block_index === 'number') return detail
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 404)) throw err
+      }
+      if (Date.now() > deadline) throw new Error(`transaction ${id} not confirmed in time`)
+      await new Promise((resolve) => setTimeout(resolve, opts.intervalMs ?? 100))
+    }
+  }
+
+  async submitAndWait (tx: Transaction, opts?: { timeoutMs?: number }): Promise<Record<string, unknown>> {
+    await this.submit(tx)
+    return await this.waitForConfirmation(tx.id, opts)
+  }
+}

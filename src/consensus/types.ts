@@ -1,0 +1,61 @@
+import type { Block, Commit } from '../chain/index.js'
+
+export type Step = 'propose' | 'prevote' | 'precommit'
+
+export interface Vote {
+  type: 'prevote' | 'precommit'
+  height: number
+  round: number
+  /** null votes for nil */
+  block_hash: string | null
+  validator: string
+  /** base64 Ed25519 over voteSignBytes */
+  signature: string
+}
+
+export interface Proposal {
+  height: number
+  round: number
+  /** round of the proof-of-lock this proposal re-proposes, -1 for a fresh block */
+  pol_round: number
+  block: Block
+  block_hash: string
+  proposer: string
+  signature: string
+}
+
+export interface Validator {
+  pub_key: string
+  power: number
+  name?: string
+}
+
+/**
+ * Inputs to an engine. Time arrives only as `now` in inputs; the engine owns no clock,
+ * timer, randomness or I/O, so a seeded simulator can drive it.
+ */
+export type ConsensusInput =
+  | { type: 'new-height', height: number, now: number, prevBlockTime: number, validators: Validator[] }
+  | { type: 'timeout', height: number, round: number, step: Step, now: number }
+  | { type: 'block-built', height: number, round: number, block: Block, blockHash: string }
+  | { type: 'proposal', proposal: Proposal, valid: boolean }
+  | { type: 'vote', vote: Vote }
+
+/**
+ * Effects the shell performs in order. A `persist` precedes every broadcast of a vote or
+ * proposal and the shell awaits it first, so nothing signed leaves a node before it is on disk.
+ */
+export type ConsensusEffect =
+  | { type: 'schedule-timeout', height: number, round: number, step: Step, delayMs: number }
+  | { type: 'build-block', height: number, round: number }
+  | { type: 'persist', height: number, round: number, step: Step, votes: Vote[], proposal?: Proposal }
+  | { type: 'broadcast-proposal', proposal: Proposal }
+  | { type: 'broadcast-vote', vote: Vote }
+  | { type: 'commit', block: Block, blockHash: string, commit: Commit }
+
+export interface ConsensusEngine {
+  handle (input: ConsensusInput): ConsensusEffect[]
+}
+
+/** Signs bytes with the validator key; deterministic (Ed25519), so engines stay replayable. */
+export type Signer = (bytes: Uint8Array) => string

@@ -1,0 +1,29 @@
+import { verify, fromBase64 } from '../crypto/index.js'
+import type { Commit } from '../chain/index.js'
+import type { Validator, Vote } from './types.js'
+
+/** Bytes a validator signs for a vote: chain id, type, height, round, block hash (or null). */
+export function voteSignBytes (chainId: string, vote: Pick<Vote, 'type' | 'height' | 'round' | 'block_hash'>): Buffer {
+  return Buffer.from(JSON.stringify([chainId, vote.type, vote.height, vote.round, vote.block_hash]), 'utf8')
+}
+
+export function totalPower (validators: readonly Validator[]): number {
+  return validators.reduce((sum, v) => sum + v.power, 0)
+}
+
+/** True when signatures of more than two thirds of the voting power commit `commit.block_hash`. */
+export function verifyCommit (chainId: string, commit: Commit, validators: readonly Validator[]): boolean {
+  const byKey = new Map(validators.map((v) => [v.pub_key, v.power]))
+  const seen = new Set<string>()
+  let power = 0
+  const bytes = voteSignBytes(chainId, { type: 'precommit', height: commit.height, round: commit.round, block_hash: commit.block_hash })
+  for (const { validator, signature } of commit.signatures) {
+    const weight = byKey.get(validator)
+    const sig = fromBase64(signature)
+    if (weight === undefined || seen.has(validator) || sig === undefined) return false
+    if (!verify(bytes, sig, Buffer.from(validator, 'hex'))) return false
+    seen.add(validator)
+    power += weight
+  }
+  return power * 3 > totalPower(validators) * 2
+}

@@ -1,0 +1,40 @@
+/**
+ * Typed errors shared by every subsystem. Each carries a stable `code`; the API maps codes to
+ * HTTP statuses in one place (src/api/errors.ts), and tests assert codes rather than wording.
+ */
+export type ErrorCode =
+  // request shape
+  | 'BAD_REQUEST'
+  | 'BODY_TOO_LARGE'
+  | 'NOT_FOUND'
+  | 'UNAUTHORIZED'
+  | 'RATE_LIMITED'
+  // transactions
+  | 'TX_MALFORMED'
+  | 'TX_BAD_SIGNATURE'
+  | 'TX_BAD_TIMESTAMP'
+  | 'TX_DUPLICATE'
+  | 'TX_INSUFFICIENT_FUNDS'
+  | 'TX_FEE_TOO_LOW'
+  | 'TX_INVALID'
+  | 'TX_UNSUPPORTED_TYPE'
+  | 'MEMPOOL_FULL'
+  // node faults
+  | 'UNAVAILABLE'
+  | 'INTERNAL'
+
+export class KithError extends Error {
+  readonly code: ErrorCode
+  readonly details: Record<string, unknown> | undefined
+
+  constructor (code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message)
+    this.name = 'KithError'
+    this.code = code
+    this.details = details
+  }
+}
+
+export function isKithError (err: unknown): err is KithError {
+  return err instanceof KithError
+}

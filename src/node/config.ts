@@ -1,0 +1,83 @@
+/**
+ * Node configuration, layered: defaults -> home config.json -> SVC_* environment -> flags.
+ * Every `start` flag is defined once in START_FLAGS; the CLI and docs read it from here.
+ */
+import { z } from 'zod'
+import { parseOrThrow } from '../validation.js'
+
+export const NodeConfigSchema = z.object({
+  stats_addr: z.string().default(':8080'),
+  p2p_listen: z.array(z.string()).default(['/ip4/0.0.0.0/tcp/4001']),
+  peers: z.array(z.string()).default([]),
+  block_interval_ms: z.number().int().min(10).max(600_000).default(1000),
+  max_cpu: z.number().positive().optional(),
+  max_ram_mb: z.number().int().positive().optional(),
+  feed_disk_limit_mb: z.number().int().positive().optional(),
+  chain_disk_limit_mb: z.number().int().positive().optional(),
+  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  mempool_max_txs: z.number().int().min(1).default(200_000)
+})
+export type NodeConfig = z.output<typeof NodeConfigSchema>
+
+export interface FlagDef {
+  flag: string
+  key: keyof NodeConfig
+  kind: 'string' | 'int' | 'number' | 'list'
+  help: string
+}
+
+export const START_FLAGS: FlagDef[] = [
+  { flag: '--stats-addr <host:port>', key: 'stats_addr', kind: 'string', help: 'HTTP and WebSocket listener (default :8080)' },
+  { flag: '--p2p-listen <multiaddr>', key: 'p2p_listen', kind: 'list', help: 'libp2p listen address; may repeat (default /ip4/0.0.0.0/tcp/4001)' },
+  { flag: '--peer <multiaddr>', key: 'peers', kind: 'list', help: 'a peer to dial, with /p2p/<peerId>; may repeat' },
+  { flag: '--block-interval-ms <n>', key: 'block_interval_ms', kind: 'int', help: 'target time between blocks (default 1000)' },
+  { flag: '--max-cpu <n>', key: 'max_cpu', kind: 'number', help: 'CPU cap in cores (default unlimited)' },
+  { flag: '--max-ram-mb <n>', key: 'max_ram_mb', kind: 'int', help: 'memory cap in MiB (default unlimited)' },
+  { flag: '--feed-disk-limit-mb <n>', key: 'feed_disk_limit_mb', kind: 'int', help: 'hard quota for new post bodies (default unlimited)' },
+  { flag: '--chain-disk-limit-mb <n>', key: 'chain_disk_limit_mb', kind: 'int', help: 'advisory chain size limit; warns once a minute when exceeded' },
+  { flag: '--log-level <level>', key: 'log_level', kind: 'string', help: 'fatal|error|warn|info|debug|trace|silent (default info)' }
+]
+
+/** Settings read from SVC_* environment variables (spec and decisions.md). */
+export interface EnvSettings {
+  apiToken: string | undefined
+  apiPrivate: boolean
+  rateLimitRps: number
+  maxBodyBytes: number
+  disableSwagger: boolean
+}
+
+export const MAX_POST_SIZE = 256 * 1024
+
+export function readEnv (env: NodeJS.ProcessEnv = process.env): EnvSettings {
+  const num = (name: string, fallback: number): number => {
+    const raw = env[name]
+    if (raw === undefined || raw === '') return fallback
+    const value = Number(raw)
+    if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`)
+    return value
+  }
+  const token = env.SVC_API_TOKEN
+  return {
+    apiToken: token === undefined || token === '' ? undefined : token,
+    apiPrivate: env.SVC_API_PRIVATE === 'true',
+    rateLimitRps: num('SVC_RATE_LIMIT_RPS', 50),
+    maxBodyBytes: num('SVC_MAX_BODY_BYTES', 1024 * 1024 + MAX_POST_SIZE * 2),
+    disableSwagger: env.SVC_DISABLE_SWAGGER === 'true'
+  }
+}
+
+export function resolveConfig (fileConfig: unknown, flags: Partial<NodeConfig>): NodeConfig {
+  const merged = { ...(fileConfig as object), ...Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)) }
+  return parseOrThrow(NodeConfigSchema, merged, 'BAD_REQUEST', 'config')
+}
+
+/** ":8080" -> {host: undefined, port: 8080}; "127.0.0.1:9000" -> {host, port}. */
+export function parseListenAddr (addr: string): { host: string | undefined, port: number } {
+  const idx = addr.lastIndexOf(':')
+  if (idx < 0) throw new Error(`listen address "${addr}" must be HOST:PORT or :PORT`)
+  const host = addr.slice(0, idx).replace(/^\[|\]$/g, '')
+  const port = Number(addr.slice(idx + 1))
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`listen address "${addr}" has an invalid port`)
+  return { host: host === '' ? undefined : host, port }
+}

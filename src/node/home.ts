@@ -1,0 +1,87 @@
+/**
+ * The node's home directory: config.json, genesis.json, node_key.json, validator_key.json and
+ * data/ (the lmdb store). `initHome` creates it; `loadHome` reads and validates it.
+ */
+import { mkdir, readFile, writeFile, access } from 'node:fs/promises'
+import { join } from 'node:path'
+import { generateKeyPair, keyPairFromSeed, seedOf, toHex, type KeyPair } from '../crypto/index.js'
+import { GenesisSchema, formatTimestamp, type Genesis } from '../chain/index.js'
+import { parseOrThrow } from '../validation.js'
+import type { NodeConfig } from './config.js'
+
+export interface Home {
+  dir: string
+  dataDir: string
+  genesis: Genesis
+  nodeKey: KeyPair
+  validatorKey: KeyPair
+  fileConfig: unknown
+}
+
+interface KeyFile {
+  type: 'ed25519'
+  pub_key: string
+  seed: string
+}
+
+export interface InitOptions {
+  chainId?: string
+  alloc?: Array<{ pub_key: string, amount_ut: number }>
+  /** when given, the genesis is shared (testnet) instead of a single-validator one */
+  genesis?: Genesis
+  validatorKey?: KeyPair
+  config?: Partial<NodeConfig>
+  now?: number
+}
+
+export async function exists (path: string): Promise<boolean> {
+  try {
+    await access(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function keyFile (pair: KeyPair): KeyFile {
+  return { type: 'ed25519', pub_key: toHex(pair.publicKey), seed: toHex(seedOf(pair)) }
+}
+
+async function readKey (path: string): Promise<KeyPair> {
+  const file = JSON.parse(await readFile(path, 'utf8')) as KeyFile
+  const pair = keyPairFromSeed(Buffer.from(file.seed, 'hex'))
+  if (toHex(pair.publicKey) !== file.pub_key) throw new Error(`${path}: pub_key does not match seed`)
+  return pair
+}
+
+export async function initHome (dir: string, opts: InitOptions = {}): Promise<Home> {
+  if (await exists(join(dir, 'genesis.json'))) throw new Error(`${dir} is already initialised`)
+  await mkdir(join(dir, 'data'), { recursive: true })
+  const nodeKey = generateKeyPair()
+  const validatorKey = opts.validatorKey ?? generateKeyPair()
+  const genesis = opts.genesis ?? parseOrThrow(GenesisSchema, {
+    chain_id: opts.chainId ?? 'kith-dev',
+    genesis_time: formatTimestamp(opts.now ?? Date.now()),
+    validators: [{ pub_key: toHex(validatorKey.publicKey), power: 1, name: 'node0' }],
+    alloc: opts.alloc ?? []
+  }, 'BAD_REQUEST', 'genesis')
+  await writeFile(join(dir, 'genesis.json'), JSON.stringify(genesis, null, 2) + '\n')
+  await writeFile(join(dir, 'node_key.json'), JSON.stringify(keyFile(nodeKey), null, 2) + '\n', { mode: 0o600 })
+  await writeFile(join(dir, 'validator_key.json'), JSON.stringify(keyFile(validatorKey), null, 2) + '\n', { mode: 0o600 })
+  await writeFile(join(dir, 'config.json'), JSON.stringify(opts.config ?? {}, null, 2) + '\n')
+  return { dir, dataDir: join(dir, 'data'), genesis, nodeKey, validatorKey, fileConfig: opts.config ?? {} }
+}
+
+export async function loadHome (dir: string): Promise<Home> {
+  if (!await exists(join(dir, 'genesis.json'))) throw new Error(`${dir} is not a kith home (no genesis.json); run \`kith init --home ${dir}\``)
+  const genesis = parseOrThrow(GenesisSchema, JSON.parse(await readFile(join(dir, 'genesis.json'), 'utf8')), 'BAD_REQUEST', 'genesis.json')
+  const fileConfig: unknown = await exists(join(dir, 'config.json')) ? JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')) : {}
+  return {
+    dir,
+    dataDir: join(dir, 'data'),
+    genesis,
+    nodeKey: await readKey(join(dir, 'node_key.json')),
+    validatorKey: await readKey(join(dir, 'validator_key.json')),
+    fileConfig
+  }
+}

@@ -1,0 +1,4 @@
+/** The node: home directory, configuration, and KithNode, which ties store, mempool and consensus together. */
+export * from './config.js'
+export * from './home.js'
+export * from './node.js'

@@ -1,0 +1,202 @@
+/**
+ * On-disk store (lmdb). A block, its transactions, its state writes, every index and the
+ * removal of its transactions from the persisted mempool are written in one transaction, so
+ * after a crash the store is exactly the state after some committed block. Acknowledged
+ * writes wait for `flushed` (fsync); lmdb batches concurrent writers into one commit and one
+ * sync (group commit). Why lmdb and not datastore-level: docs/architecture.md.
+ */
+import { open, type Database, type RootDatabase } from 'lmdb'
+import type { Block, Commit, StateReader, StateValue, Transaction, WriteSet } from '../chain/index.js'
+
+export interface ChainHead {
+  height: number
+  hash: string
+  state_root: string
+  /** block time, unix ms; genesis time at height 0 */
+  time: number
+}
+
+export interface StoredBlock {
+  block: Block
+  hash: string
+  /** the certificate that committed this block (the next block carries it as last_commit) */
+  commit: Commit | null
+}
+
+export interface BlockSummary {
+  height: number
+  hash: string
+  time: number
+  proposer: string
+  tx_count: number
+}
+
+export interface StoredTx {
+  tx: Transaction
+  height: number
+  index: number
+}
+
+export interface PendingRecord {
+  seq: number
+  tx: Transaction
+}
+
+export interface BlockCommitInput {
+  block: Block
+  hash: string
+  commit: Commit | null
+  writes: WriteSet
+  stateRoot: string
+  /** ids to remove from the persisted mempool (included or dropped) */
+  removePending: string[]
+}
+
+export interface GenesisInit {
+  chainId: string
+  genesisHash: string
+  genesisTime: number
+  state: Map<string, StateValue>
+  stateRoot: string
+}
+
+export interface StoreOptions {
+  /** fsync on commit (default true); tests of the crash path keep it on */
+  sync?: boolean
+}
+
+type AddressKey = [string, number]
+
+export class ChainStore implements StateReader {
+  private readonly root: RootDatabase
+  private readonly meta: Database<unknown, string>
+  private readonly stateDb: Database<StateValue, string>
+  private readonly blocks: Database<StoredBlock, number>
+  private readonly summaries: Database<BlockSummary, number>
+  private readonly txs: Database<StoredTx, string>
+  private readonly addrIndex: Database<string, AddressKey>
+  private readonly addrCount: Database<number, string>
+  private readonly mempool: Database<PendingRecord, string>
+
+  private constructor (path: string, opts: StoreOptions) {
+    this.root = open({ path, compression: false, noSync: opts.sync === false, mapSize: 2 ** 34 })
+    this.meta = this.root.openDB({ name: 'meta' })
+    this.stateDb = this.root.openDB({ name: 'state' })
+    this.blocks = this.root.openDB({ name: 'blocks' })
+    this.summaries = this.root.openDB({ name: 'block_summaries' })
+    this.txs = this.root.openDB({ name: 'txs' })
+    this.addrIndex = this.root.openDB({ name: 'addr' })
+    this.addrCount = this.root.openDB({ name: 'addr_count' })
+    this.mempool = this.root.openDB({ name: 'mempool' })
+  }
+
+  static open (path: string, opts: StoreOptions = {}): ChainStore {
+    return new ChainStore(path, opts)
+  }
+
+  /** Writes the genesis state on first use; afterwards checks that the genesis is the same one. */
+  async init (genesis: GenesisInit): Promise<void> {
+    const stored = this.meta.get('genesis_hash')
+    if (stored !== undefined) {
+      if (stored !== genesis.genesisHash) {
+        throw new Error(`this store belongs to genesis ${String(stored)}, not ${genesis.genesisHash}`)
+      }
+      return
+    }
+    await this.root.transaction(() => {
+      for (const [key, value] of genesis.state) this.stateDb.put(key, value)
+      const head: ChainHead = { height: 0, hash: genesis.genesisHash, state_root: genesis.stateRoot, time: genesis.genesisTime }
+      this.meta.put('head', head)
+      this.meta.put('chain_id', genesis.chainId)
+      this.meta.put('genesis_hash', genesis.genesisHash)
+    })
+    await this.root.flushed
+  }
+
+  get (key: string): StateValue | undefined {
+    return this.stateDb.get(key)
+  }
+
+  head (): ChainHead {
+    const head = this.meta.get('head') as ChainHead | undefined
+    if (head === undefined) throw new Error('store is not initialised')
+    return head
+  }
+
+  getBlock (height: number): StoredBlock | undefined {
+    return this.blocks.get(height)
+  }
+
+  /** Hash, time and size of a block without decoding its transactions. */
+  getBlockSummary (height: number): BlockSummary | undefined {
+    return this.summaries.get(height)
+  }
+
+  getTx (id: string): StoredTx | undefined {
+    return this.txs.get(id)
+  }
+
+  /** Newest first. */
+  addressHistory (pubkey: string, limit: number): { ids: string[], count: number } {
+    const count = this.addrCount.get(pubkey) ?? 0
+    const ids: string[] = []
+    for (const { value } of this.addrIndex.getRange({ start: [pubkey, count], end: [pubkey, -1], reverse: true, limit })) {
+      ids.push(value)
+    }
+    return { ids, count }
+  }
+
+  async commitBlock (input: BlockCommitInput): Promise<void> {
+    const { block, hash, commit, writes, stateRoot, removePending } = input
+    await this.root.transaction(() => {
+      for (const [key, value] of writes) {
+        if (value === null) this.stateDb.remove(key)
+        else this.stateDb.put(key, value)
+      }
+      const counts = new Map<string, number>()
+      const touch = (pubkey: string, id: string): void => {
+        if (pubkey === '') return
+        const next = (counts.get(pubkey) ?? this.addrCount.get(pubkey) ?? 0) + 1
+        counts.set(pubkey, next)
+        this.addrIndex.put([pubkey, next], id)
+      }
+      block.txs.forEach((tx, index) => {
+        this.txs.put(tx.id, { tx, height: block.header.height, index })
+        touch(tx.from, tx.id)
+        if (tx.to !== tx.from) touch(tx.to, tx.id)
+      })
+      for (const [pubkey, count] of counts) this.addrCount.put(pubkey, count)
+      for (const id of removePending) this.mempool.remove(id)
+      this.blocks.put(block.header.height, { block, hash, commit })
+      this.summaries.put(block.header.height, {
+        height: block.header.height, hash, time: block.header.time, proposer: block.header.proposer, tx_count: block.txs.length
+      })
+      const head: ChainHead = { height: block.header.height, hash, state_root: stateRoot, time: block.header.time }
+      this.meta.put('head', head)
+    })
+    await this.root.flushed
+  }
+
+  /** Persists a mempool entry; resolves once it is synced to disk. */
+  async putPending (record: PendingRecord): Promise<void> {
+    await this.mempool.put(record.tx.id, record)
+    await this.root.flushed
+  }
+
+  async removePending (ids: string[]): Promise<void> {
+    if (ids.length === 0) return
+    await this.root.transaction(() => { for (const id of ids) this.mempool.remove(id) })
+  }
+
+  /** Persisted mempool, in admission order. */
+  pending (): PendingRecord[] {
+    const records: PendingRecord[] = []
+    for (const { value } of this.mempool.getRange()) records.push(value)
+    return records.sort((a, b) => a.seq - b.seq)
+  }
+
+  async close (): Promise<void> {
+    await this.root.flushed
+    await this.root.close()
+  }
+}
