@@ -1,0 +1,51 @@
+/**
+ * The one place that maps typed errors to HTTP statuses and the `{"error": "..."}` body.
+ * 5xx answers never carry internal detail.
+ */
+import type { Context, Next } from 'koa'
+import type { Logger } from 'pino'
+import { KithError, type ErrorCode } from '../errors.js'
+
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  BAD_REQUEST: 400,
+  BODY_TOO_LARGE: 413,
+  NOT_FOUND: 404,
+  UNAUTHORIZED: 401,
+  RATE_LIMITED: 429,
+  TX_MALFORMED: 400,
+  TX_BAD_SIGNATURE: 400,
+  TX_BAD_TIMESTAMP: 400,
+  TX_DUPLICATE: 400,
+  TX_INSUFFICIENT_FUNDS: 400,
+  TX_FEE_TOO_LOW: 400,
+  TX_INVALID: 400,
+  TX_UNSUPPORTED_TYPE: 400,
+  MEMPOOL_FULL: 503,
+  UNAVAILABLE: 503,
+  INTERNAL: 500
+}
+
+export function errorMiddleware (log: Logger) {
+  return async function mapErrors (ctx: Context, next: Next): Promise<void> {
+    try {
+      await next()
+      if (ctx.body === undefined || ctx.body === null) {
+        if (ctx.status === 404) throw new KithError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`)
+        if (ctx.status === 405) {
+          ctx.body = { error: `method ${ctx.method} is not allowed on ${ctx.path}` }
+          ctx.status = 405
+        }
+      }
+    } catch (err) {
+      if (err instanceof KithError) {
+        ctx.status = STATUS_BY_CODE[err.code]
+        ctx.body = { error: err.message }
+        if (err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL') ctx.set('Retry-After', '1')
+        return
+      }
+      log.error({ err, method: ctx.method, path: ctx.path }, 'request failed')
+      ctx.status = 500
+      ctx.body = { error: 'internal error' }
+    }
+  }
+}

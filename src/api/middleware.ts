@@ -1,0 +1,101 @@
+/** The Koa edge: body cap and JSON parsing, access mode (bearer token), per-IP rate limit. */
+import type { Context, Next } from 'koa'
+import { KithError } from '../errors.js'
+
+declare module 'koa' {
+  interface Request {
+    body?: unknown
+  }
+}
+
+/** Reads a JSON body up to `maxBytes`; larger bodies get 413 before they are buffered whole. */
+export function jsonBody (maxBytes: number) {
+  return async function readJsonBody (ctx: Context, next: Next): Promise<void> {
+    if (ctx.method === 'GET' || ctx.method === 'HEAD') return await next()
+    const declared = Number(ctx.get('content-length') || 0)
+    if (declared > maxBytes) throw new KithError('BODY_TOO_LARGE', `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`)
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+      size += chunk.length
+      if (size > maxBytes) throw new KithError('BODY_TOO_LARGE', `request body exceeds the limit of ${maxBytes} bytes`)
+      chunks.push(chunk)
+    }
+    if (size > 0) {
+      try {
+        ctx.request.body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      } catch {
+        throw new KithError('BAD_REQUEST', 'request body is not valid JSON')
+      }
+    }
+    await next()
+  }
+}
+
+export interface AccessOptions {
+  token: string | undefined
+  /** every route needs the token, not only writes */
+  private: boolean
+}
+
+export function bearerToken (ctx: Context): string | undefined {
+  const header = ctx.get('authorization')
+  const match = /^Bearer\s+(.+)$/i.exec(header)
+  return match?.[1]
+}
+
+export function tokenMatches (given: string | undefined, opts: AccessOptions): boolean {
+  return opts.token === undefined || given === opts.token
+}
+
+/** Fully private mode: every route needs the token. Token-writes mode is checked per route. */
+export function privateMode (opts: AccessOptions) {
+  return async function requireToken (ctx: Context, next: Next): Promise<void> {
+    if (opts.private && opts.token !== undefined) requireBearer(ctx, opts)
+    await next()
+  }
+}
+
+export function requireBearer (ctx: Context, opts: AccessOptions): void {
+  const given = bearerToken(ctx) ?? (typeof ctx.query.token === 'string' ? ctx.query.token : undefined)
+  if (!tokenMatches(given, opts)) throw new KithError('UNAUTHORIZED', 'this node requires `Authorization: Bearer <token>`')
+}
+
+/**
+ * Token bucket per key: `rps` tokens a second, bursts up to twice that. Idle buckets are swept
+ * so the table stays bounded by the number of recently active clients.
+ */
+export class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number, at: number }>()
+  private lastSweep = 0
+
+  constructor (private readonly rps: number, private readonly now: () => number = Date.now) {}
+
+  take (key: string): boolean {
+    if (this.rps <= 0) return true
+    const now = this.now()
+    const burst = this.rps * 2
+    const bucket = this.buckets.get(key) ?? { tokens: burst, at: now }
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * this.rps)
+    bucket.at = now
+    this.buckets.set(key, bucket)
+    if (now - this.lastSweep > 10_000) this.sweep(now, burst)
+    if (bucket.tokens < 1) return false
+    bucket.tokens -= 1
+    return true
+  }
+
+  private sweep (now: number, burst: number): void {
+    this.lastSweep = now
+    for (const [key, bucket] of this.buckets) {
+      if (bucket.tokens + ((now - bucket.at) / 1000) * this.rps >= burst) this.buckets.delete(key)
+    }
+  }
+}
+
+export function rateLimit (limiter: RateLimiter) {
+  return async function limitByIp (ctx: Context, next: Next): Promise<void> {
+    if (!limiter.take(ctx.ip)) throw new KithError('RATE_LIMITED', 'too many requests from this address; slow down')
+    await next()
+  }
+}

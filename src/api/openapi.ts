@@ -1,0 +1,38 @@
+/** Builds the OpenAPI 3.1 document from the route declarations. */
+import { createDocument } from 'zod-openapi'
+import { NODE_VERSION } from '../version.js'
+import type { AnyRoute } from './route.js'
+
+export function openApiDocument (routes: readonly AnyRoute[]): object {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const r of routes) {
+    const responses: Record<string, unknown> = {}
+    for (const [status, res] of Object.entries(r.responses)) {
+      responses[status] = {
+        description: res.description,
+        ...(res.schema !== undefined ? { content: { [res.contentType ?? 'application/json']: { schema: res.schema } } } : {})
+      }
+    }
+    paths[r.path] ??= {}
+    paths[r.path][r.method] = {
+      summary: r.summary,
+      tags: [r.tag],
+      ...(r.params !== undefined || r.query !== undefined
+        ? { requestParams: { ...(r.params !== undefined ? { path: r.params } : {}), ...(r.query !== undefined ? { query: r.query } : {}) } }
+        : {}),
+      ...(r.body !== undefined ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
+      ...(r.write === true ? { security: [{}, { bearer: [] }] } : {}),
+      responses
+    }
+  }
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'kith node',
+      version: NODE_VERSION,
+      description: 'A node of a permissioned blockchain with an end-to-end encrypted relay mailbox and a social feed. Errors are `{"error": "..."}`.'
+    },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    paths: paths as Parameters<typeof createDocument>[0]['paths']
+  })
+}

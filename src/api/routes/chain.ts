@@ -1,0 +1,145 @@
+/** Transactions, addresses and chain discovery under /api. */
+import { addressOf, formatAmount, resolveAccount } from '../../chain/index.js'
+import { KithError } from '../../errors.js'
+import type { KithNode } from '../../node/index.js'
+import { BUILD, NODE_VERSION, PROTOCOL_VERSION } from '../../version.js'
+import { presentAddressTx, presentTx, isoTime } from '../present.js'
+import { route, type AnyRoute } from '../route.js'
+import {
+  AddressParams, AddressQuery, AddressSummarySchema, ErrorSchema, NetStatsSchema, NetworkInfoSchema, NodeVersionSchema,
+  PeersSchema, SubmitResponseSchema, TransactionSchema, TxDetailSchema, TxIdParams, ValidatorsSchema
+} from '../schemas.js'
+
+/** Feature tags this node really serves today (spec, "Versioning"); more are added as they land. */
+export const FEATURES = ['chain_id']
+
+export function chainRoutes (node: KithNode, nodeId: string): AnyRoute[] {
+  const validators = (): Array<Record<string, unknown>> => node.validators().map((v) => ({
+    pub_key: v.pub_key, address: addressOf(v.pub_key), power: v.power, ...(v.name !== undefined ? { name: v.name } : {})
+  }))
+  return [
+    route({
+      method: 'post',
+      path: '/api/tx',
+      tag: 'chain',
+      summary: 'Submit a signed transaction',
+      body: TransactionSchema,
+      write: true,
+      responses: {
+        200: { description: 'accepted: persisted in the mempool and will be confirmed in a block', schema: SubmitResponseSchema },
+        400: { description: 'rejected; the message mentions `signature` or `timestamp` for those faults', schema: ErrorSchema },
+        401: { description: 'token required', schema: ErrorSchema },
+        413: { description: 'body too large', schema: ErrorSchema },
+        429: { description: 'rate limited', schema: ErrorSchema },
+        503: { description: 'mempool full', schema: ErrorSchema }
+      },
+      // The node validates with the same schema, so the raw body goes straight through.
+      handler: async ({ ctx }) => await node.submitTx(ctx.request.body)
+    }),
+    route({
+      method: 'get',
+      path: '/api/tx/{id}',
+      tag: 'chain',
+      summary: 'A transaction, pending or confirmed',
+      params: TxIdParams,
+      responses: { 200: { description: 'transaction detail', schema: TxDetailSchema }, 404: { description: 'unknown transaction', schema: ErrorSchema } },
+      handler: ({ params }) => {
+        const found = node.lookupTx(params.id)
+        if (found === undefined) throw new KithError('NOT_FOUND', `unknown transaction ${params.id}`)
+        return presentTx(found)
+      }
+    }),
+    route({
+      method: 'get',
+      path: '/api/address/{pubkey}',
+      tag: 'chain',
+      summary: 'Balance and confirmed transactions of an account, newest first',
+      params: AddressParams,
+      query: AddressQuery,
+      responses: { 200: { description: 'address summary', schema: AddressSummarySchema }, 400: { description: 'not a pubkey or address', schema: ErrorSchema } },
+      handler: ({ params, query }) => {
+        const pubkey = resolveAccount(params.pubkey)
+        if (pubkey === undefined) throw new KithError('BAD_REQUEST', `${params.pubkey} is neither an Ed25519 pubkey (64 hex characters) nor a kith address`)
+        const { items, count } = node.addressHistory(pubkey, query.limit)
+        const balance = node.balance(pubkey)
+        return {
+          pub_key: pubkey,
+          address: addressOf(pubkey),
+          balance_ut: balance,
+          balance: formatAmount(balance),
+          transactions: items.map(presentAddressTx),
+          tx_count: count,
+          has_more: count > items.length
+        }
+      }
+    }),
+    route({
+      method: 'get',
+      path: '/api/netstats',
+      tag: 'discovery',
+      summary: 'Chain height, transaction count, supply and validators',
+      responses: { 200: { description: 'network statistics', schema: NetStatsSchema } },
+      handler: () => {
+        const head = node.head()
+        return {
+          chain_id: node.genesis.chain_id,
+          height: head.height,
+          total_txs: node.totalTxs(),
+          supply: node.supply(),
+          validator_count: node.validators().length,
+          mempool_size: node.mempoolSize(),
+          last_block_time: isoTime(head.time)
+        }
+      }
+    }),
+    route({
+      method: 'get',
+      path: '/api/network-info',
+      tag: 'discovery',
+      summary: 'Chain id, genesis hash, peers, validators and well-known contracts',
+      responses: { 200: { description: 'network information', schema: NetworkInfoSchema } },
+      handler: () => ({
+        chain_id: node.genesis.chain_id,
+        genesis_hash: node.genesisHash,
+        height: node.head().height,
+        node_id: nodeId,
+        peers: [],
+        validators: validators(),
+        contracts: {}
+      })
+    }),
+    route({
+      method: 'get',
+      path: '/api/validators',
+      tag: 'discovery',
+      summary: 'The active validator set',
+      responses: { 200: { description: 'validator set', schema: ValidatorsSchema } },
+      handler: () => {
+        const list = validators()
+        return { height: node.head().height, count: list.length, total_power: node.validators().reduce((s, v) => s + v.power, 0), validators: list }
+      }
+    }),
+    route({
+      method: 'get',
+      path: '/api/peers',
+      tag: 'discovery',
+      summary: 'Connected peers with the version each announced',
+      responses: { 200: { description: 'peers', schema: PeersSchema } },
+      handler: () => ({ count: 0, peers: [] })
+    }),
+    route({
+      method: 'get',
+      path: '/api/well-known-version',
+      tag: 'discovery',
+      summary: 'Node version, protocol version and feature tags',
+      responses: { 200: { description: 'node version', schema: NodeVersionSchema } },
+      handler: () => ({
+        node_version: NODE_VERSION,
+        protocol_version: PROTOCOL_VERSION,
+        features: FEATURES,
+        chain_id: node.genesis.chain_id,
+        build: BUILD
+      })
+    })
+  ]
+}

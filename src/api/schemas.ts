@@ -1,0 +1,119 @@
+/**
+ * Wire schemas of the API's responses and parameters. Request bodies reuse the subsystems'
+ * own schemas (TransactionSchema); all of them feed both validation and the OpenAPI document.
+ */
+import { z } from 'zod'
+import { TransactionSchema, TX_TYPES } from '../chain/index.js'
+
+export const ErrorSchema = z.object({ error: z.string() }).meta({ id: 'Error', description: 'Every error response' })
+
+export const SubmitResponseSchema = z.object({
+  id: z.string(),
+  status: z.literal('accepted')
+}).meta({ id: 'SubmitResponse' })
+
+export const TxDetailSchema = z.object({
+  id: z.string(),
+  type: z.enum(TX_TYPES),
+  status: z.enum(['pending', 'confirmed']).meta({ description: 'pending while in the mempool; block fields appear once confirmed' }),
+  memo: z.string().optional(),
+  from: z.string(),
+  from_addr: z.string().optional(),
+  to: z.string().optional(),
+  to_addr: z.string().optional(),
+  amount_ut: z.number().int(),
+  amount: z.string().meta({ description: 'display form, e.g. "1.5 T"' }),
+  fee_ut: z.number().int(),
+  fee: z.string(),
+  time: z.string().meta({ description: 'ISO 8601 UTC (the transaction timestamp)' }),
+  block_index: z.number().int().optional(),
+  block_hash: z.string().optional(),
+  block_time: z.string().optional(),
+  gas_used: z.number().int().optional(),
+  payload: z.unknown().optional().meta({ description: 'decoded JSON payload, for recognised types' }),
+  payload_hex: z.string().optional().meta({ description: 'raw payload bytes, when the type is not recognised' }),
+  signature_hex: z.string().optional()
+}).meta({ id: 'TransactionDetail' })
+
+export const AddressTxSchema = z.object({
+  id: z.string(),
+  type: z.enum(TX_TYPES),
+  from: z.string(),
+  to: z.string().optional(),
+  amount_ut: z.number().int(),
+  fee_ut: z.number().int(),
+  time: z.string(),
+  block_index: z.number().int()
+}).meta({ id: 'AddressTransaction' })
+
+export const AddressSummarySchema = z.object({
+  pub_key: z.string(),
+  address: z.string(),
+  balance_ut: z.number().int(),
+  balance: z.string(),
+  transactions: z.array(AddressTxSchema),
+  tx_count: z.number().int(),
+  has_more: z.boolean()
+}).meta({ id: 'AddressSummary' })
+
+export const NetStatsSchema = z.object({
+  chain_id: z.string(),
+  height: z.number().int(),
+  total_txs: z.number().int(),
+  supply: z.number().int().meta({ description: 'µT in existence' }),
+  validator_count: z.number().int(),
+  mempool_size: z.number().int(),
+  last_block_time: z.string()
+}).meta({ id: 'NetStats' })
+
+export const ValidatorSchema = z.object({
+  pub_key: z.string(),
+  address: z.string(),
+  power: z.number().int(),
+  name: z.string().optional()
+}).meta({ id: 'Validator' })
+
+export const ValidatorsSchema = z.object({
+  height: z.number().int(),
+  count: z.number().int(),
+  total_power: z.number().int(),
+  validators: z.array(ValidatorSchema)
+}).meta({ id: 'ValidatorSet' })
+
+export const PeerSchema = z.object({
+  peer_id: z.string(),
+  multiaddr: z.string().optional(),
+  version: z.string().optional().meta({ description: 'node version the peer announced over version gossip' }),
+  protocol_version: z.number().int().optional()
+}).meta({ id: 'Peer' })
+
+export const PeersSchema = z.object({
+  count: z.number().int(),
+  peers: z.array(PeerSchema)
+}).meta({ id: 'Peers' })
+
+export const NetworkInfoSchema = z.object({
+  chain_id: z.string(),
+  genesis_hash: z.string(),
+  height: z.number().int(),
+  node_id: z.string(),
+  peers: z.array(PeerSchema),
+  validators: z.array(ValidatorSchema),
+  contracts: z.record(z.string(), z.unknown()).meta({ description: 'well-known contracts by ABI name' })
+}).meta({ id: 'NetworkInfo' })
+
+export const NodeVersionSchema = z.object({
+  node_version: z.string(),
+  protocol_version: z.number().int(),
+  features: z.array(z.string()),
+  chain_id: z.string().optional(),
+  build: z.object({ tag: z.string(), commit: z.string(), date: z.string(), dirty: z.string() }).partial().optional()
+}).meta({ id: 'NodeVersion' })
+
+export const TxIdParams = z.object({ id: z.string().min(1).max(256) })
+export const AddressParams = z.object({ pubkey: z.string().min(1).max(128).meta({ description: 'Ed25519 pubkey (hex) or address' }) })
+export const AddressQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50).meta({ description: 'newest N transactions (default 50, at most 500)' })
+})
+
+export { TransactionSchema }

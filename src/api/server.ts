@@ -1,0 +1,116 @@
+/**
+ * The Koa adapter: exposes the node's local view over HTTP. Middleware order: error mapper,
+ * private-mode token, per-IP rate limit, body cap, routes. Handlers hold no business logic.
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import Koa from 'koa'
+import Router from '@koa/router'
+import type { Logger } from 'pino'
+import type { EnvSettings } from '../node/config.js'
+import type { KithNode } from '../node/index.js'
+import { parseOrThrow } from '../validation.js'
+import { errorMiddleware } from './errors.js'
+import { jsonBody, privateMode, rateLimit, RateLimiter, requireBearer, type AccessOptions } from './middleware.js'
+import { openApiDocument } from './openapi.js'
+import { koaPath, route, type AnyRoute } from './route.js'
+import { chainRoutes } from './routes/chain.js'
+
+export interface ApiOptions {
+  node: KithNode
+  nodeId: string
+  env: EnvSettings
+  logger: Logger
+}
+
+export interface ApiServer {
+  server: Server
+  listen (host: string | undefined, port: number): Promise<AddressInfo>
+  close (): Promise<void>
+}
+
+export function createApi (opts: ApiOptions): ApiServer {
+  const log = opts.logger.child({ module: 'api' })
+  const access: AccessOptions = { token: opts.env.apiToken, private: opts.env.apiPrivate }
+  const routes: AnyRoute[] = [...chainRoutes(opts.node, opts.nodeId)]
+  if (!opts.env.disableSwagger) routes.push(...swaggerRoutes(routes))
+
+  const app = new Koa({ proxy: false })
+  app.use(errorMiddleware(log))
+  app.use(privateMode(access))
+  app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps)))
+  app.use(jsonBody(opts.env.maxBodyBytes))
+  const router = new Router()
+  for (const r of routes) mount(router, r, access)
+  app.use(router.routes())
+  app.use(router.allowedMethods())
+
+  const server = createServer(app.callback())
+  server.keepAliveTimeout = 65_000
+  return {
+    server,
+    async listen (host, port) {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject)
+        server.listen(port, host, () => { server.off('error', reject); resolve() })
+      })
+      return server.address() as AddressInfo
+    },
+    async close () {
+      server.closeIdleConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}
+
+function mount (router: Router, r: AnyRoute, access: AccessOptions): void {
+  router[r.method](koaPath(r.path), async (ctx) => {
+    if (r.write === true) requireBearer(ctx, access)
+    const params = r.params !== undefined ? parseOrThrow(r.params, ctx.params) : undefined
+    const query = r.query !== undefined ? parseOrThrow(r.query, Object.fromEntries(new URLSearchParams(ctx.querystring))) : undefined
+    const result = await r.handler({ params, query, body: ctx.request.body, ctx })
+    if (ctx.body === undefined || ctx.body === null) ctx.body = result
+  })
+}
+
+const SWAGGER_PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><title>kith API</title>
+<style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}code{background:#eee;padding:0 .2rem}</style></head>
+<body><h1>kith node API</h1>
+<p>The OpenAPI document: <a href="/swagger/openapi.json"><code>/swagger/openapi.json</code></a>.</p>
+<div id="ops"></div>
+<script>
+fetch('/swagger/openapi.json').then(r => r.json()).then(doc => {
+  const ops = document.getElementById('ops')
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const d = document.createElement('details')
+      d.innerHTML = '<summary><code>' + method.toUpperCase() + ' ' + path + '</code> ' + (op.summary || '') + '</summary><pre>' +
+        JSON.stringify(op, null, 2).replace(/[<&]/g, c => ({'<':'&lt;','&':'&amp;'}[c])) + '</pre>'
+      ops.appendChild(d)
+    }
+  }
+})
+</script></body></html>`
+
+function swaggerRoutes (apiRoutes: readonly AnyRoute[]): AnyRoute[] {
+  let doc: object | undefined
+  return [
+    route({
+      method: 'get',
+      path: '/swagger/openapi.json',
+      tag: 'meta',
+      summary: 'This OpenAPI document',
+      responses: { 200: { description: 'OpenAPI 3.1 document' } },
+      handler: () => (doc ??= openApiDocument(apiRoutes))
+    }),
+    route({
+      method: 'get',
+      path: '/swagger',
+      tag: 'meta',
+      summary: 'Interactive API page',
+      responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
+      handler: ({ ctx }) => { ctx.type = 'text/html'; ctx.body = SWAGGER_PAGE }
+    })
+  ]
+}

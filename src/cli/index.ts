@@ -1,0 +1,144 @@
+/** The `kith` command line: init, start (and start --dev). See docs and decisions.md. */
+import { writeFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { Command, Option } from 'commander'
+import { pino } from 'pino'
+import { createApi } from '../api/index.js'
+import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
+import { isPubkeyHex } from '../chain/index.js'
+import {
+  START_FLAGS, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig,
+  KithNode, type NodeConfig
+} from '../node/index.js'
+
+const DEV_HOME = '.kith'
+/** µT credited to the dev account of `start --dev`: one million T. */
+const DEV_ACCOUNT_UT = 1_000_000 * 1_000_000
+const SHUTDOWN_GRACE_MS = 10_000
+
+function parseAlloc (value: string, previous: Array<{ pub_key: string, amount_ut: number }> = []): Array<{ pub_key: string, amount_ut: number }> {
+  const [pub, amount] = value.split('=')
+  const ut = Number(amount)
+  if (pub === undefined || !isPubkeyHex(pub) || !Number.isSafeInteger(ut) || ut < 0) {
+    throw new Error(`--alloc expects PUBKEY=UT with a 64-character lowercase hex pubkey and a whole number of µT, got "${value}"`)
+  }
+  return [...previous, { pub_key: pub, amount_ut: ut }]
+}
+
+function collect (value: string, previous: string[] = []): string[] {
+  return [...previous, value]
+}
+
+function flagValues (opts: Record<string, unknown>): Partial<NodeConfig> {
+  const out: Record<string, unknown> = {}
+  for (const def of START_FLAGS) {
+    const name = def.flag.slice(2).split(' ')[0].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
+    const raw = opts[name]
+    if (raw === undefined) continue
+    if (def.kind === 'int' || def.kind === 'number') {
+      const n = Number(raw)
+      if (!Number.isFinite(n)) throw new Error(`${def.flag.split(' ')[0]} expects a number, got "${String(raw)}"`)
+      out[def.key] = n
+    } else {
+      out[def.key] = raw
+    }
+  }
+  return out as Partial<NodeConfig>
+}
+
+async function initDevHome (home: string, alloc: Array<{ pub_key: string, amount_ut: number }>): Promise<void> {
+  const dev = generateKeyPair()
+  const devPub = toHex(dev.publicKey)
+  await initHome(home, {
+    chainId: 'kith-dev',
+    alloc: [{ pub_key: devPub, amount_ut: DEV_ACCOUNT_UT }, ...alloc],
+    config: { stats_addr: ':8080', p2p_listen: ['/ip4/127.0.0.1/tcp/4001'] }
+  })
+  await writeFile(join(home, 'dev_account.json'), JSON.stringify({ type: 'ed25519', pub_key: devPub, seed: toHex(seedOf(dev)) }, null, 2) + '\n', { mode: 0o600 })
+  console.log(`initialised dev network in ${home}; dev account ${devPub} holds 1000000 T (key in ${join(home, 'dev_account.json')})`)
+}
+
+async function start (opts: Record<string, unknown>): Promise<void> {
+  const dev = opts.dev === true
+  const homeArg = opts.home as string | undefined
+  if (homeArg === undefined && !dev) throw new Error('start needs --home DIR (or --dev)')
+  const home = resolve(homeArg ?? DEV_HOME)
+  if (dev && !await exists(join(home, 'genesis.json'))) await initDevHome(home, (opts.alloc as Array<{ pub_key: string, amount_ut: number }> | undefined) ?? [])
+  const loaded = await loadHome(home)
+  const config = resolveConfig(loaded.fileConfig, flagValues(opts))
+  const env = readEnv()
+  const logger = pino({ level: config.log_level, base: { pid: process.pid } })
+
+  const node = await KithNode.open({
+    dataDir: loaded.dataDir,
+    genesis: loaded.genesis,
+    validatorKey: loaded.validatorKey,
+    blockIntervalMs: config.block_interval_ms,
+    mempoolMaxTxs: config.mempool_max_txs,
+    logger
+  })
+  const api = createApi({ node, nodeId: toHex(loaded.nodeKey.publicKey), env, logger })
+  const { host, port } = parseListenAddr(config.stats_addr)
+  const address = await api.listen(host, port)
+  node.start()
+  const shownHost = address.family === 'IPv6' ? (address.address === '::' ? 'localhost' : `[${address.address}]`) : address.address
+  logger.info({ url: `http://${shownHost}:${address.port}`, port: address.port, home }, 'http listening')
+
+  let stopping = false
+  const shutdown = (signal: string): void => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal }, 'shutting down')
+    setTimeout(() => { logger.error('shutdown took too long; exiting'); process.exit(1) }, SHUTDOWN_GRACE_MS).unref()
+    void (async () => {
+      await api.close()
+      await node.stop()
+      logger.info('stopped')
+      logger.flush()
+      process.exitCode = 0
+    })().catch((err: unknown) => { logger.error({ err }, 'shutdown failed'); process.exit(1) })
+  }
+  process.on('SIGINT', () => shutdown('SIGINT'))
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+}
+
+export function buildProgram (): Command {
+  const program = new Command('kith').description('kith node: permissioned chain, encrypted relay mailbox, social feed').showHelpAfterError()
+
+  program.command('init')
+    .description('create a home directory: node key, validator key, config and a single-validator genesis')
+    .requiredOption('--home <dir>', 'home directory to create')
+    .option('--chain-id <id>', 'chain id', 'kith-local')
+    .option('--alloc <pubkey=ut>', 'credit an Ed25519 pubkey (hex) with UT micro-tokens at genesis; may repeat', parseAlloc)
+    .action(async (opts: { home: string, chainId: string, alloc?: Array<{ pub_key: string, amount_ut: number }> }) => {
+      const home = await initHome(resolve(opts.home), { chainId: opts.chainId, alloc: opts.alloc ?? [] })
+      console.log(JSON.stringify({
+        home: home.dir,
+        chain_id: home.genesis.chain_id,
+        node_key: toHex(home.nodeKey.publicKey),
+        validator_key: toHex(home.validatorKey.publicKey)
+      }, null, 2))
+    })
+
+  const startCmd = program.command('start')
+    .description('run the node until SIGINT/SIGTERM')
+    .option('--home <dir>', 'home directory (default ./.kith with --dev)')
+    .option('--dev', 'initialise a single-node dev network on first use, then start it')
+    .option('--alloc <pubkey=ut>', 'with --dev on first use: extra genesis allocation; may repeat', parseAlloc)
+  for (const def of START_FLAGS) {
+    const option = new Option(def.flag, def.help)
+    if (def.kind === 'list') option.argParser(collect)
+    startCmd.addOption(option)
+  }
+  startCmd.action(start)
+  return program
+}
+
+export async function main (argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv)
+  } catch (err) {
+    console.error(`kith: ${err instanceof Error ? err.message : String(err)}`)
+    process.exitCode = 1
+  }
+}
