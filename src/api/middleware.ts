@@ -75,11 +75,11 @@ export class RateLimiter {
     if (this.rps <= 0) return true
     const now = this.now()
     const burst = this.rps * 2
+    if (now - this.lastSweep > 10_000) this.sweep(now, burst)
     const bucket = this.buckets.get(key) ?? { tokens: burst, at: now }
     bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * this.rps)
     bucket.at = now
     this.buckets.set(key, bucket)
-    if (now - this.lastSweep > 10_000) this.sweep(now, burst)
     if (bucket.tokens < 1) return false
     bucket.tokens -= 1
     return true

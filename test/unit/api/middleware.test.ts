@@ -1,0 +1,47 @@
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { RateLimiter } from '../../../src/api/middleware.js'
+import { STATUS_BY_CODE } from '../../../src/api/errors.js'
+import { koaPath } from '../../../src/api/route.js'
+
+describe('RateLimiter', () => {
+  test('allows a burst of twice the rate, then refills at the rate', () => {
+    let now = 1_000_000
+    const limiter = new RateLimiter(5, () => now)
+    const burst = Array.from({ length: 12 }, () => limiter.take('1.2.3.4'))
+    assert.equal(burst.filter(Boolean).length, 10)
+    assert.equal(limiter.take('1.2.3.4'), false)
+    now += 200 // one token at 5/s
+    assert.equal(limiter.take('1.2.3.4'), true)
+    assert.equal(limiter.take('1.2.3.4'), false)
+  })
+
+  test('keys are independent', () => {
+    const limiter = new RateLimiter(1, () => 0)
+    assert.equal(limiter.take('a'), true)
+    assert.equal(limiter.take('a'), true)
+    assert.equal(limiter.take('a'), false)
+    assert.equal(limiter.take('b'), true)
+  })
+
+  test('a rate of 0 turns the limit off', () => {
+    const limiter = new RateLimiter(0, () => 0)
+    for (let i = 0; i < 1000; i++) assert.equal(limiter.take('a'), true)
+  })
+})
+
+describe('error statuses', () => {
+  test('spec statuses for the transaction and request faults', () => {
+    assert.equal(STATUS_BY_CODE.TX_BAD_SIGNATURE, 400)
+    assert.equal(STATUS_BY_CODE.TX_BAD_TIMESTAMP, 400)
+    assert.equal(STATUS_BY_CODE.NOT_FOUND, 404)
+    assert.equal(STATUS_BY_CODE.BODY_TOO_LARGE, 413)
+    assert.equal(STATUS_BY_CODE.RATE_LIMITED, 429)
+    assert.equal(STATUS_BY_CODE.INTERNAL, 500)
+  })
+})
+
+test('koaPath turns OpenAPI path templates into router paths', () => {
+  assert.equal(koaPath('/api/tx/{id}'), '/api/tx/:id')
+  assert.equal(koaPath('/api/contracts/{id}/state/{key}'), '/api/contracts/:id/state/:key')
+})

@@ -1,0 +1,34 @@
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { parseListenAddr, readEnv, resolveConfig } from '../../../src/node/config.js'
+
+describe('configuration layers', () => {
+  test('defaults, then the home config file, then flags', () => {
+    assert.equal(resolveConfig({}, {}).stats_addr, ':8080')
+    assert.equal(resolveConfig({}, {}).block_interval_ms, 1000)
+    assert.equal(resolveConfig({ block_interval_ms: 500 }, {}).block_interval_ms, 500)
+    assert.equal(resolveConfig({ block_interval_ms: 500 }, { block_interval_ms: 250 }).block_interval_ms, 250)
+  })
+
+  test('an invalid value fails with the field named', () => {
+    assert.throws(() => resolveConfig({ block_interval_ms: 'soon' }, {}), /block_interval_ms/)
+  })
+
+  test('SVC_* environment', () => {
+    const env = readEnv({ SVC_API_TOKEN: 's3cret', SVC_API_PRIVATE: 'true', SVC_RATE_LIMIT_RPS: '0' })
+    assert.equal(env.apiToken, 's3cret')
+    assert.equal(env.apiPrivate, true)
+    assert.equal(env.rateLimitRps, 0)
+    assert.equal(readEnv({}).rateLimitRps, 50)
+    assert.equal(readEnv({}).apiToken, undefined)
+    assert.throws(() => readEnv({ SVC_RATE_LIMIT_RPS: 'fast' }), /SVC_RATE_LIMIT_RPS/)
+  })
+
+  test('listen addresses', () => {
+    assert.deepEqual(parseListenAddr(':8080'), { host: undefined, port: 8080 })
+    assert.deepEqual(parseListenAddr('127.0.0.1:9000'), { host: '127.0.0.1', port: 9000 })
+    assert.deepEqual(parseListenAddr('[::1]:9000'), { host: '::1', port: 9000 })
+    assert.throws(() => parseListenAddr('8080'), /HOST:PORT/)
+    assert.throws(() => parseListenAddr(':99999'), /port/)
+  })
+})
