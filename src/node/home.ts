@@ -4,6 +4,7 @@
  */
 import { mkdir, readFile, writeFile, access } from 'node:fs/promises'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { generateKeyPair, keyPairFromSeed, seedOf, toHex, type KeyPair } from '../crypto/index.js'
 import { GenesisSchema, formatTimestamp, type Genesis } from '../chain/index.js'
 import { parseOrThrow } from '../validation.js'
@@ -54,6 +55,9 @@ async function readKey (path: string): Promise<KeyPair> {
   return pair
 }
 
+/** The repository's config/default.json: the settings a new home starts with. */
+export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL('../../../config/default.json', import.meta.url))
+
 export async function initHome (dir: string, opts: InitOptions = {}): Promise<Home> {
   if (await exists(join(dir, 'genesis.json'))) throw new Error(`${dir} is already initialised`)
   await mkdir(join(dir, 'data'), { recursive: true })
@@ -68,8 +72,9 @@ export async function initHome (dir: string, opts: InitOptions = {}): Promise<Ho
   await writeFile(join(dir, 'genesis.json'), JSON.stringify(genesis, null, 2) + '\n')
   await writeFile(join(dir, 'node_key.json'), JSON.stringify(keyFile(nodeKey), null, 2) + '\n', { mode: 0o600 })
   await writeFile(join(dir, 'validator_key.json'), JSON.stringify(keyFile(validatorKey), null, 2) + '\n', { mode: 0o600 })
-  await writeFile(join(dir, 'config.json'), JSON.stringify(opts.config ?? {}, null, 2) + '\n')
-  return { dir, dataDir: join(dir, 'data'), genesis, nodeKey, validatorKey, fileConfig: opts.config ?? {} }
+  const fileConfig = { ...JSON.parse(await readFile(DEFAULT_CONFIG_PATH, 'utf8')) as object, ...opts.config }
+  await writeFile(join(dir, 'config.json'), JSON.stringify(fileConfig, null, 2) + '\n')
+  return { dir, dataDir: join(dir, 'data'), genesis, nodeKey, validatorKey, fileConfig }
 }
 
 export async function loadHome (dir: string): Promise<Home> {

@@ -32,3 +32,10 @@ describe('configuration layers', () => {
     assert.throws(() => parseListenAddr(':99999'), /port/)
   })
 })
+
+test('config/default.json states exactly the built-in defaults', async () => {
+  const { readFile } = await import('node:fs/promises')
+  const { DEFAULT_CONFIG_PATH } = await import('../../../src/node/home.js')
+  const file = JSON.parse(await readFile(DEFAULT_CONFIG_PATH, 'utf8')) as Record<string, unknown>
+  assert.deepEqual(resolveConfig(file, {}), resolveConfig({}, {}))
+})
