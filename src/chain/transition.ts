@@ -45,6 +45,7 @@ export function checkStateless (tx: Transaction, checkSignature: SignatureCheck 
 export function checkSubmission (tx: Transaction, now: number, checkSignature?: SignatureCheck): CheckedTx {
   const rule = ruleFor(tx)
   if (!rule.clientSubmittable) throw new KithError('TX_INVALID', `${tx.type} transactions are created by the block proposer and cannot be submitted`)
+  if (tx.id.startsWith(REWARD_ID_PREFIX)) throw new KithError('TX_INVALID', `transaction ids starting with "${REWARD_ID_PREFIX}" are reserved for block rewards`)
   const skew = timestampMs(tx) - now
   if (Math.abs(skew) > TIMESTAMP_TOLERANCE_MS) {
     throw new KithError('TX_BAD_TIMESTAMP', `timestamp ${tx.timestamp} is more than 5 minutes from the node clock`)
@@ -61,6 +62,9 @@ export function applyTx (state: StateOverlay, checked: CheckedTx, block: BlockCo
   const ts = timestampMs(tx)
   if (ts > block.time + TIMESTAMP_TOLERANCE_MS || ts < block.time - MAX_TX_AGE_IN_BLOCK_MS) {
     throw new KithError('TX_BAD_TIMESTAMP', `timestamp ${tx.timestamp} is outside the window allowed at block time`)
+  }
+  if (tx.type === 'BLOCK_REWARD' ? tx.id !== rewardTxId(block.height) : tx.id.startsWith(REWARD_ID_PREFIX)) {
+    throw new KithError('TX_INVALID', `transaction ids starting with "${REWARD_ID_PREFIX}" are reserved for the block reward, which has id ${rewardTxId(block.height)}`)
   }
   const ctx = { tx, payload, state, block }
   debit(state, tx.from, tx.fee, `fee ${tx.fee} µT`)
@@ -81,6 +85,13 @@ export function tryApplyTx (state: StateOverlay, checked: CheckedTx, block: Bloc
   }
   scratch.commitTo(state)
   return undefined
+}
+
+export const REWARD_ID_PREFIX = 'reward-'
+
+/** The id of the BLOCK_REWARD at `height`; ids with this prefix are reserved. */
+export function rewardTxId (height: number): string {
+  return `${REWARD_ID_PREFIX}${height}`
 }
 
 export interface BlockExecution {
@@ -108,10 +119,11 @@ export function executeBlock (state: StateReader, block: Block, opts: ExecuteOpt
   const ctx: BlockContext = { height: header.height, time: header.time, proposer: header.proposer, params: opts.params }
   block.txs.forEach((tx, index) => {
     if (tx.type === 'BLOCK_REWARD' && index !== 0) throw new KithError('TX_INVALID', 'BLOCK_REWARD must be the first transaction of a block')
+    if (tx.type === 'BLOCK_REWARD' && block.txs.length === 1) throw new KithError('TX_INVALID', 'BLOCK_REWARD is only minted in a block that carries other transactions')
     applyTx(overlay, checkStateless(tx, opts.checkSignature), ctx)
   })
   const stateRoot = nextStateRoot(opts.prevStateRoot, overlay.writes)
-  if (header.state_root !== '' && header.state_root !== stateRoot) {
+  if (header.state_root !== stateRoot) {
     throw new KithError('TX_INVALID', `block ${header.height} state_root does not match its execution`)
   }
   return { writes: overlay.writes, stateRoot }

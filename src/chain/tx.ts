@@ -39,12 +39,19 @@ export const TransactionSchema = z.object({
   fee: AmountSchema.meta({ description: 'µT' }),
   memo: z.string().refine((s) => [...s].length <= MAX_MEMO_CHARS, `must be at most ${MAX_MEMO_CHARS} characters`).optional(),
   payload: Base64Schema.max(MAX_PAYLOAD_BASE64_CHARS, 'is too large').meta({ description: 'base64 of the type-specific JSON payload' }),
-  signature: Base64Schema.refine((s) => s.length === 88, 'must be the base64 of a 64-byte Ed25519 signature')
+  signature: Base64Schema.refine(isCanonicalSignature, 'must be the base64 of a 64-byte Ed25519 signature')
     .meta({ description: 'base64 Ed25519 signature by `from` over the canonical bytes' }),
   timestamp: z.string().refine(isRfc3339Seconds, 'timestamp must be RFC 3339 UTC with second precision, like 2026-01-02T03:04:05Z')
 }).meta({ id: 'Transaction', description: 'A signed transaction, as submitted' })
 
 export type Transaction = z.output<typeof TransactionSchema>
+
+/** Exactly 64 bytes, in the one base64 spelling that decodes to them (no stray padding bits). */
+function isCanonicalSignature (text: string): boolean {
+  if (text.length !== 88) return false
+  const bytes = Buffer.from(text, 'base64')
+  return bytes.length === 64 && bytes.toString('base64') === text
+}
 
 function isRfc3339Seconds (value: string): boolean {
   const m = TIMESTAMP_RE.exec(value)

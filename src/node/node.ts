@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events'
 import type { Logger } from 'pino'
 import {
   StateKeys, TransactionSchema, blockHash as hashBlock, checkStateless, checkSubmission, commitHash, encodePayload,
-  formatTimestamp, genesisHash, genesisState, selectBlockTxs, signTx, txRoot,
+  formatTimestamp, genesisHash, genesisState, rewardTxId, selectBlockTxs, signTx, txRoot,
   type Block, type BlockContext, type CheckedTx, type Commit, type Genesis, type Transaction, type WriteSet
 } from '../chain/index.js'
 import { SingleValidatorEngine, type ConsensusInput, type Validator } from '../consensus/index.js'
@@ -200,8 +200,10 @@ export class KithNode {
     const time = Math.max(this.clock.now(), head.time + 1)
     const ctx: BlockContext = { height, time, proposer: this.validatorPub, params: this.genesis.params }
     const candidates = this.mempool.take(this.genesis.params.max_block_txs - 1)
-    if (candidates.length > 0 && this.genesis.params.block_reward_ut > 0) candidates.unshift(this.rewardTx(ctx))
-    const selection = selectBlockTxs(this.store, candidates, ctx, head.state_root)
+    const withReward = candidates.length > 0 && this.genesis.params.block_reward_ut > 0
+    let selection = selectBlockTxs(this.store, withReward ? [this.rewardTx(ctx), ...candidates] : candidates, ctx, head.state_root)
+    // A reward is minted only beside other transactions; if none survived, build without it.
+    if (withReward && selection.included.length === 1) selection = selectBlockTxs(this.store, candidates, ctx, head.state_root)
     for (const { tx, error } of selection.rejected) this.log.warn({ txId: tx.id, code: error.code, reason: error.message }, 'dropping transaction that no longer applies')
     const lastCommit = head.height === 0 ? null : (this.store.getBlock(head.height)?.commit ?? null)
     const block: Block = {
@@ -230,7 +232,7 @@ export class KithNode {
 
   private rewardTx (ctx: BlockContext): CheckedTx {
     const tx = signTx({
-      id: `reward-${ctx.height}`,
+      id: rewardTxId(ctx.height),
       type: 'BLOCK_REWARD',
       from: this.validatorPub,
       to: '',

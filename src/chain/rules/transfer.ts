@@ -5,7 +5,7 @@ import { MIN_FEE } from '../limits.js'
 import { defineRule } from './types.js'
 
 export const transferRule = defineRule({
-  payload: z.object({ memo: z.string().max(1024, 'must be at most 1024 characters').optional() }),
+  payload: z.object({ memo: z.string().refine((m) => [...m].length <= 1024, 'must be at most 1024 characters').optional() }),
   minFee: MIN_FEE,
   clientSubmittable: true,
   check (tx) {
