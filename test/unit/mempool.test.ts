@@ -8,22 +8,11 @@ import {
   GenesisSchema, StateKeys, checkStateless, encodePayload, formatTimestamp, genesisState, selectBlockTxs,
   signTx, type BlockContext, type MemoryState, type ChainParams, type CheckedTx, type Transaction
 } from '../../src/chain/index.js'
-import { keyPairFromSeed, toHex, type KeyPair } from '../../src/crypto/index.js'
+import { toHex, type KeyPair } from '../../src/crypto/index.js'
 import { KithError, type ErrorCode } from '../../src/errors.js'
 import { DEFAULT_MEMPOOL_OPTIONS, Mempool } from '../../src/mempool/index.js'
+import { aliceKey, bobKey, carolKey, ALICE, BOB, CAROL, VALIDATOR } from '../helpers/fixtures.js'
 
-function seeded (first: number): KeyPair {
-  return keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => (first + i) & 0xff))
-}
-
-const aliceKey = seeded(0x01)
-const bobKey = seeded(0x21)
-const carolKey = seeded(0x61)
-const validatorKey = seeded(0x41)
-const ALICE = toHex(aliceKey.publicKey)
-const BOB = toHex(bobKey.publicKey)
-const CAROL = toHex(carolKey.publicKey)
-const VALIDATOR = toHex(validatorKey.publicKey)
 
 const PARAMS: ChainParams = { block_reward_ut: 0, max_block_txs: 100 }
 const T = Date.parse('2026-01-02T03:04:05Z')

@@ -11,22 +11,11 @@ import {
   txRoot, type Block, type BlockContext, type ChainParams, type CheckedTx, type Commit, type Genesis, type StateReader,
   type Transaction, type WriteSet
 } from '../../../src/chain/index.js'
-import { keyPairFromSeed, sign, toBase64, toHex, type KeyPair } from '../../../src/crypto/index.js'
-import { KithError, type ErrorCode } from '../../../src/errors.js'
+import { sign, toBase64, toHex, type KeyPair } from '../../../src/crypto/index.js'
+import { KithError } from '../../../src/errors.js'
 import { voteSignBytes } from '../../../src/consensus/index.js'
+import { seeded, aliceKey, bobKey, carolKey, validatorKey, ALICE, BOB, CAROL, VALIDATOR, assertKithError } from '../../helpers/fixtures.js'
 
-function seeded (first: number): KeyPair {
-  return keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => (first + i) & 0xff))
-}
-
-const aliceKey = seeded(0x01)
-const bobKey = seeded(0x21)
-const carolKey = seeded(0x61)
-const validatorKey = seeded(0x41)
-const ALICE = toHex(aliceKey.publicKey)
-const BOB = toHex(bobKey.publicKey)
-const CAROL = toHex(carolKey.publicKey)
-const VALIDATOR = toHex(validatorKey.publicKey)
 
 const CHAIN_ID = 'kith-test'
 const PARAMS: ChainParams = { block_reward_ut: 5000, max_block_txs: 100 }
@@ -83,15 +72,6 @@ function bal (state: StateReader, pubkey: string): number {
 function num (state: StateReader, key: string): number {
   const value = state.get(key)
   return typeof value === 'number' ? value : 0
-}
-
-function assertKithError (fn: () => unknown, code: ErrorCode, messageIncludes?: string): void {
-  assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof KithError, `expected a KithError, got ${String(err)}`)
-    assert.equal(err.code, code, `code of "${err.message}"`)
-    if (messageIncludes !== undefined) assert.ok(err.message.includes(messageIncludes), `"${err.message}" should mention ${messageIncludes}`)
-    return true
-  })
 }
 
 /** Builds a block the way a proposer does: select, then fill the header from the selection. */

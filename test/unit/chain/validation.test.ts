@@ -9,8 +9,9 @@ import {
   signTx, type Transaction
 } from '../../../src/chain/index.js'
 import { keyPairFromSeed, toHex } from '../../../src/crypto/index.js'
-import { KithError, type ErrorCode } from '../../../src/errors.js'
+import type { ErrorCode } from '../../../src/errors.js'
 import { parseOrThrow } from '../../../src/validation.js'
+import { assertKithError } from '../../helpers/fixtures.js'
 
 const alice = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 1))
 const bob = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 0x21))
@@ -33,15 +34,6 @@ function makeTx (over: Partial<Omit<Transaction, 'signature'>> = {}, key: Uint8A
     timestamp: formatTimestamp(NOW),
     ...over
   }, key)
-}
-
-function assertKithError (fn: () => unknown, code: ErrorCode, messageIncludes?: string): void {
-  assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof KithError, `expected a KithError, got ${String(err)}`)
-    assert.equal(err.code, code, `code of "${err.message}"`)
-    if (messageIncludes !== undefined) assert.ok(err.message.includes(messageIncludes), `"${err.message}" should mention ${messageIncludes}`)
-    return true
-  })
 }
 
 function parseTx (raw: unknown): Transaction {
