@@ -31,9 +31,10 @@ export function errorMiddleware (log: Logger) {
       await next()
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404) throw new KithError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`)
-        if (ctx.status === 405) {
-          ctx.body = { error: `method ${ctx.method} is not allowed on ${ctx.path}` }
-          ctx.status = 405
+        if (ctx.status === 405 || ctx.status === 501) {
+          const status = ctx.status
+          ctx.body = { error: `method ${ctx.method} is not ${status === 405 ? 'allowed' : 'implemented'} on ${ctx.path}` }
+          ctx.status = status
         }
       }
     } catch (err) {

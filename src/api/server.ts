@@ -16,6 +16,9 @@ import { openApiDocument } from './openapi.js'
 import { koaPath, route, type AnyRoute } from './route.js'
 import { chainRoutes } from './routes/chain.js'
 
+/** How long in-flight requests get to finish when the node shuts down. */
+const CLOSE_GRACE_MS = 3000
+
 export interface ApiOptions {
   node: KithNode
   nodeId: string
@@ -35,7 +38,13 @@ export function createApi (opts: ApiOptions): ApiServer {
   const routes: AnyRoute[] = [...chainRoutes(opts.node, opts.nodeId)]
   if (!opts.env.disableSwagger) routes.push(...swaggerRoutes(routes))
 
+  let closing = false
   const app = new Koa({ proxy: false })
+  app.use(async (ctx, next) => {
+    // Once shutdown starts, every response closes its connection so keep-alive clients let go.
+    if (closing) ctx.set('Connection', 'close')
+    await next()
+  })
   app.use(errorMiddleware(log))
   app.use(privateMode(access))
   app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps)))
@@ -57,8 +66,16 @@ export function createApi (opts: ApiOptions): ApiServer {
       return server.address() as AddressInfo
     },
     async close () {
+      closing = true
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      // Connections busy with a request become idle after answering; sweep until all are gone,
+      // and cut whatever is left after the grace period.
+      const sweep = setInterval(() => server.closeIdleConnections(), 50)
+      const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS)
       server.closeIdleConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await closed
+      clearInterval(sweep)
+      clearTimeout(cut)
     }
   }
 }

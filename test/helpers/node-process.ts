@@ -1,0 +1,411 @@
+/**
+ * Test harness that runs the real node the way users do: `bin/kith init` then `bin/kith start`
+ * as a child process. `bin/kith` is spawned directly with the pinned Node (>= 22) first on
+ * PATH, so its shebang execs that Node in place: the child's pid IS the node (checked against
+ * the pid in the node's own log lines), and `kill9()` kills the node, not a wrapper.
+ *
+ * Every node started here is registered; `stopAllNodes()` (call it from an `after` hook) and a
+ * process 'exit' hook kill whatever is still running (SIGKILL) and remove the temporary homes,
+ * even when a test fails half-way.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { rmSync } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { KithClient } from '../../src/client/index.js'
+
+const execFileP = promisify(execFile)
+
+/** Repository root: this file is test/helpers/ in src form and dist/test/helpers/ when built. */
+function findRoot (): string {
+  const here = dirname(fileURLToPath(import.meta.url))
+  const up2 = resolve(here, '..', '..')
+  return up2.endsWith('/dist') || up2.endsWith('\\dist') ? resolve(up2, '..') : up2
+}
+
+export const REPO_ROOT = findRoot()
+export const KITH_BIN = join(REPO_ROOT, 'bin', 'kith')
+const PINNED_NODE_DIR = join(REPO_ROOT, 'node_modules', '.bin')
+
+const READY_TIMEOUT_MS = 20_000
+const STOP_TIMEOUT_MS = 15_000
+const LOG_LINES_KEPT = 400
+
+export interface AllocEntry {
+  pub: string
+  amountUt: number
+}
+
+export interface StartOptions {
+  /** genesis allocations (only used when the home is created here) */
+  alloc?: AllocEntry[]
+  /** extra environment; SVC_* variables of the test process are never inherited */
+  env?: Record<string, string>
+  /** --block-interval-ms; default 150 */
+  blockIntervalMs?: number
+  /** an existing, initialised home; when absent a temporary one is created (and removed) */
+  home?: string
+  chainId?: string
+  /** bearer token for the returned client */
+  token?: string
+}
+
+export interface InitInfo {
+  home: string
+  chain_id: string
+  node_key: string
+  validator_key: string
+}
+
+export interface LogLine {
+  level?: number
+  msg?: string
+  pid?: number
+  port?: number
+  [key: string]: unknown
+}
+
+export interface ExitInfo {
+  code: number | null
+  signal: NodeJS.Signals | null
+}
+
+/** The environment a node child runs with: pinned Node first on PATH, no inherited SVC_*. */
+function childEnv (extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('SVC_')) env[key] = value
+  }
+  env.PATH = `${PINNED_NODE_DIR}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`
+  // Rate limiting is off unless a test asks for it.
+  env.SVC_RATE_LIMIT_RPS = '0'
+  return { ...env, ...extra }
+}
+
+export async function kithInit (home: string, opts: { chainId?: string, alloc?: AllocEntry[] }): Promise<InitInfo> {
+  const args = ['init', '--home', home, '--chain-id', opts.chainId ?? 'kith-test']
+  for (const { pub, amountUt } of opts.alloc ?? []) args.push('--alloc', `${pub}=${amountUt}`)
+  const { stdout } = await execFileP(KITH_BIN, args, { env: childEnv({}), cwd: REPO_ROOT, timeout: READY_TIMEOUT_MS })
+  return JSON.parse(stdout) as InitInfo
+}
+
+export class NodeProcess {
+  url = ''
+  port = 0
+  pid = 0
+  client: KithClient = new KithClient({ baseUrl: 'http://127.0.0.1:1' })
+  readonly logs: LogLine[] = []
+  /** stdout lines that are not JSON, and stderr */
+  readonly rawOutput: string[] = []
+  private readonly logWaiters = new Set<(line: LogLine) => void>()
+  private child: ChildProcess | undefined
+  private exited: Promise<ExitInfo> = Promise.resolve({ code: 0, signal: null })
+  private running = false
+
+  constructor (
+    readonly home: string,
+    readonly init: InitInfo,
+    private readonly opts: StartOptions,
+    /** temporary directory to remove on cleanup (undefined when the caller owns the home) */
+    private readonly tempDir: string | undefined
+  ) {}
+
+  get validatorPub (): string {
+    return this.init.validator_key
+  }
+
+  get isRunning (): boolean {
+    return this.running
+  }
+
+  /** Spawns `bin/kith start` on the home and waits for the "http listening" log line. */
+  async start (): Promise<void> {
+    if (this.running) throw new Error('node is already running')
+    const args = ['start', '--home', this.home, '--stats-addr', '127.0.0.1:0', '--block-interval-ms', String(this.opts.blockIntervalMs ?? 150)]
+    const child = spawn(KITH_BIN, args, { env: childEnv(this.opts.env ?? {}), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    this.child = child
+    this.running = true
+    this.exited = new Promise<ExitInfo>((resolveExit) => {
+      child.once('exit', (code, signal) => {
+        this.running = false
+        resolveExit({ code, signal })
+      })
+      // a process that could not be spawned emits 'error' and no 'exit'
+      child.once('error', () => {
+        if (child.pid !== undefined) return
+        this.running = false
+        resolveExit({ code: null, signal: null })
+      })
+    })
+    const ready = new Promise<LogLine>((resolveReady, rejectReady) => {
+      const timer = setTimeout(() => rejectReady(new Error(`node did not log "http listening" within ${READY_TIMEOUT_MS} ms\n${this.tail()}`)), READY_TIMEOUT_MS)
+      child.once('error', (err) => { clearTimeout(timer); rejectReady(err) })
+      void this.exited.then(({ code, signal }) => {
+        clearTimeout(timer)
+        rejectReady(new Error(`node exited before it was ready (code ${String(code)}, signal ${String(signal)})\n${this.tail()}`))
+      })
+      this.readLines(child, (line) => {
+        if (line.msg === 'http listening') { clearTimeout(timer); resolveReady(line) }
+      })
+    })
+    let line: LogLine
+    try {
+      line = await ready
+    } catch (err) {
+      this.killSync()
+      await this.exited
+      throw err
+    }
+    if (typeof line.port !== 'number') throw new Error(`"http listening" line has no port: ${JSON.stringify(line)}`)
+    if (child.pid === undefined || line.pid !== child.pid) {
+      this.killSync()
+      throw new Error(`the spawned process (pid ${String(child.pid)}) is not the node (log pid ${String(line.pid)}): bin/kith re-ran itself in a wrapper`)
+    }
+    this.pid = child.pid
+    this.port = line.port
+    this.url = `http://127.0.0.1:${line.port}`
+    this.client = new KithClient({ baseUrl: this.url, ...(this.opts.token !== undefined ? { token: this.opts.token } : {}) })
+  }
+
+  private readLines (child: ChildProcess, onLine: (line: LogLine) => void): void {
+    let buffered = ''
+    child.stdout?.setEncoding('utf8')
+    child.stdout?.on('data', (chunk: string) => {
+      buffered += chunk
+      let nl = buffered.indexOf('\n')
+      while (nl >= 0) {
+        const text = buffered.slice(0, nl)
+        buffered = buffered.slice(nl + 1)
+        nl = buffered.indexOf('\n')
+        if (text.trim() === '') continue
+        let parsed: LogLine | undefined
+        try {
+          const value: unknown = JSON.parse(text)
+          if (value !== null && typeof value === 'object' && !Array.isArray(value)) parsed = value as LogLine
+        } catch {
+          parsed = undefined
+        }
+        if (parsed === undefined) {
+          this.keep(this.rawOutput, text)
+        } else {
+          this.keep(this.logs, parsed)
+          onLine(parsed)
+          for (const waiter of [...this.logWaiters]) waiter(parsed)
+        }
+      }
+    })
+    child.stderr?.setEncoding('utf8')
+    child.stderr?.on('data', (chunk: string) => { this.keep(this.rawOutput, chunk.trimEnd()) })
+  }
+
+  private keep<T> (list: T[], item: T): void {
+    list.push(item)
+    if (list.length > LOG_LINES_KEPT) list.splice(0, list.length - LOG_LINES_KEPT)
+  }
+
+  /**
+   * Resolves with the next log line (logged after this call) that matches `predicate`. Call it
+   * before triggering what should log, then await it.
+   */
+  async nextLog (predicate: (line: LogLine) => boolean, timeoutMs: number): Promise<LogLine> {
+    return await new Promise<LogLine>((resolveLine, rejectLine) => {
+      const timer = setTimeout(() => {
+        this.logWaiters.delete(waiter)
+        rejectLine(new Error(`no matching log line within ${timeoutMs} ms\n${this.tail()}`))
+      }, timeoutMs)
+      const waiter = (line: LogLine): void => {
+        if (!predicate(line)) return
+        clearTimeout(timer)
+        this.logWaiters.delete(waiter)
+        resolveLine(line)
+      }
+      this.logWaiters.add(waiter)
+    })
+  }
+
+  /** The last output lines, for error messages. */
+  tail (n = 30): string {
+    const logs = this.logs.slice(-n).map((l) => JSON.stringify(l))
+    const raw = this.rawOutput.slice(-n)
+    return [...logs, ...(raw.length > 0 ? ['--- other output ---', ...raw] : [])].join('\n')
+  }
+
+  /** SIGTERM, then waits for the exit and asserts a clean one (code 0, no signal). */
+  async stop (): Promise<ExitInfo> {
+    if (!this.running || this.child === undefined) return await this.exited
+    this.child.kill('SIGTERM')
+    let timer: NodeJS.Timeout | undefined
+    const timedOut = new Promise<'timeout'>((resolveTimeout) => { timer = setTimeout(() => resolveTimeout('timeout'), STOP_TIMEOUT_MS) })
+    const result = await Promise.race([this.exited, timedOut])
+    clearTimeout(timer)
+    if (result === 'timeout') {
+      this.killSync()
+      await this.exited
+      throw new Error(`node did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM\n${this.tail()}`)
+    }
+    if (result.code !== 0 || result.signal !== null) {
+      throw new Error(`node did not stop cleanly on SIGTERM (code ${String(result.code)}, signal ${String(result.signal)})\n${this.tail()}`)
+    }
+    return result
+  }
+
+  /** SIGKILL: no shutdown code runs. Resolves once the process is gone. */
+  async kill9 (): Promise<ExitInfo> {
+    this.killSync()
+    return await this.exited
+  }
+
+  /** Sends SIGKILL now without waiting (usable from a synchronous code path). */
+  killSync (): void {
+    if (this.running && this.child !== undefined) {
+      try {
+        this.child.kill('SIGKILL')
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  /** Starts the node again on the same home (it must be stopped or killed first). */
+  async restart (): Promise<void> {
+    if (this.running) throw new Error('restart: the node is still running; stop() or kill9() it first')
+    await this.start()
+  }
+
+  /** Kills the node if it still runs and removes its temporary home. */
+  async cleanup (): Promise<void> {
+    if (this.running) await this.kill9()
+    if (this.tempDir !== undefined) await rm(this.tempDir, { recursive: true, force: true })
+  }
+
+  /** Synchronous variant for the process 'exit' hook. */
+  cleanupSync (): void {
+    this.killSync()
+    if (this.tempDir !== undefined) rmSync(this.tempDir, { recursive: true, force: true })
+  }
+
+  async genesis (): Promise<{ params: { block_reward_ut: number, max_block_txs: number }, alloc: Array<{ pub_key: string, amount_ut: number }> }> {
+    return JSON.parse(await readFile(join(this.home, 'genesis.json'), 'utf8')) as { params: { block_reward_ut: number, max_block_txs: number }, alloc: Array<{ pub_key: string, amount_ut: number }> }
+  }
+}
+
+const created = new Set<NodeProcess>()
+
+process.on('exit', () => {
+  for (const node of created) node.cleanupSync()
+})
+// When the test runner cancels this file (timeout, Ctrl-C) it signals us: take the nodes along.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const node of created) node.cleanupSync()
+    process.exit(signal === 'SIGINT' ? 130 : 143)
+  })
+}
+
+/** Creates (or reuses) a home, starts the node on it and waits until it listens. */
+export async function startNode (opts: StartOptions = {}): Promise<NodeProcess> {
+  let home = opts.home
+  let tempDir: string | undefined
+  let init: InitInfo
+  if (home === undefined) {
+    tempDir = await mkdtemp(join(tmpdir(), 'kith-it-'))
+    home = join(tempDir, 'home')
+    try {
+      init = await kithInit(home, { chainId: opts.chainId, alloc: opts.alloc })
+    } catch (err) {
+      await rm(tempDir, { recursive: true, force: true })
+      throw err
+    }
+  } else {
+    const genesis = JSON.parse(await readFile(join(home, 'genesis.json'), 'utf8')) as { chain_id: string, validators: Array<{ pub_key: string }> }
+    const nodeKey = JSON.parse(await readFile(join(home, 'node_key.json'), 'utf8')) as { pub_key: string }
+    init = { home, chain_id: genesis.chain_id, node_key: nodeKey.pub_key, validator_key: genesis.validators[0]?.pub_key ?? '' }
+  }
+  const node = new NodeProcess(home, init, opts, tempDir)
+  created.add(node)
+  try {
+    await node.start()
+  } catch (err) {
+    await node.cleanup()
+    created.delete(node)
+    throw err
+  }
+  return node
+}
+
+/** Kills every node this process started and still runs, and removes their temporary homes. */
+export async function stopAllNodes (): Promise<void> {
+  const nodes = [...created]
+  created.clear()
+  await Promise.all(nodes.map(async (node) => { await node.cleanup() }))
+}
+
+/**
+ * Polls `predicate` until it returns something other than undefined/false (which is then
+ * returned) or `timeoutMs` passes. Errors thrown by the predicate count as "not yet"; the last
+ * one is reported on timeout.
+ */
+export async function waitFor<T> (
+  predicate: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs: number,
+  opts: { intervalMs?: number, message?: string } = {}
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let lastError: unknown
+  for (;;) {
+    try {
+      const value = await predicate()
+      if (value !== undefined && value !== false) return value
+    } catch (err) {
+      lastError = err
+    }
+    if (Date.now() >= deadline) {
+      const why = lastError instanceof Error ? `; last error: ${lastError.message}` : ''
+      throw new Error(`${opts.message ?? 'condition'} not met within ${timeoutMs} ms${why}`)
+    }
+    await new Promise((resolveSleep) => setTimeout(resolveSleep, opts.intervalMs ?? 50))
+  }
+}
+
+export interface HttpResult {
+  status: number
+  headers: Headers
+  text: string
+  /** parsed body, undefined when it is not JSON */
+  json: unknown
+}
+
+/** A raw HTTP request (status, headers and body as sent), for asserting error shapes. */
+export async function http (baseUrl: string, method: string, path: string, opts: { body?: unknown, rawBody?: string, headers?: Record<string, string> } = {}): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...opts.headers }
+  let body: string | undefined
+  if (opts.rawBody !== undefined) body = opts.rawBody
+  else if (opts.body !== undefined) body = JSON.stringify(opts.body)
+  if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json'
+  const res = await fetch(new URL(path, baseUrl), { method, headers, body })
+  const text = await res.text()
+  let json: unknown
+  try {
+    json = text === '' ? undefined : JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  return { status: res.status, headers: res.headers, text, json }
+}
+
+/** The `error` string of a `{"error": string}` body; throws when the body has another shape. */
+export function errorMessage (res: HttpResult): string {
+  const body = res.json
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new Error(`expected a JSON error object, got status ${res.status} body ${JSON.stringify(res.text)}`)
+  }
+  const keys = Object.keys(body)
+  const error = (body as Record<string, unknown>).error
+  if (keys.length !== 1 || typeof error !== 'string' || error === '') {
+    throw new Error(`expected exactly {"error": string}, got ${res.text}`)
+  }
+  return error
+}
