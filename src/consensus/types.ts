@@ -1,6 +1,7 @@
 import type { Block, Commit } from '../chain/index.js'
 
-export type Step = 'propose' | 'prevote' | 'precommit'
+/** 'commit' is the wait between deciding a height and starting round 0 of the next. */
+export type Step = 'propose' | 'prevote' | 'precommit' | 'commit'
 
 export interface Vote {
   type: 'prevote' | 'precommit'
@@ -35,7 +36,7 @@ export interface Validator {
  * timer, randomness or I/O, so a seeded simulator can drive it.
  */
 export type ConsensusInput =
-  | { type: 'new-height', height: number, now: number, prevBlockTime: number, validators: Validator[] }
+  | { type: 'new-height', height: number, now: number, prevBlockTime: number, validators: Validator[], restore?: ConsensusRecord }
   | { type: 'timeout', height: number, round: number, step: Step, now: number }
   | { type: 'block-built', height: number, round: number, block: Block, blockHash: string }
   | { type: 'proposal', proposal: Proposal, valid: boolean }
@@ -48,10 +49,25 @@ export type ConsensusInput =
 export type ConsensusEffect =
   | { type: 'schedule-timeout', height: number, round: number, step: Step, delayMs: number }
   | { type: 'build-block', height: number, round: number }
-  | { type: 'persist', height: number, round: number, step: Step, votes: Vote[], proposal?: Proposal }
+  | { type: 'persist', record: ConsensusRecord }
   | { type: 'broadcast-proposal', proposal: Proposal }
   | { type: 'broadcast-vote', vote: Vote }
   | { type: 'commit', block: Block, blockHash: string, commit: Commit }
+
+/** What must survive a crash for the current height. Blocks travel inside the proposals. */
+export interface ConsensusRecord {
+  height: number
+  round: number
+  step: Step
+  lockedRound: number
+  lockedHash: string | null
+  validRound: number
+  validHash: string | null
+  /** proposals this node holds for its lock and valid value, and any it signed */
+  proposals: Proposal[]
+  /** every vote this node signed at this height */
+  ownVotes: Vote[]
+}
 
 export interface ConsensusEngine {
   handle (input: ConsensusInput): ConsensusEffect[]

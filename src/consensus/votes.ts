@@ -1,6 +1,6 @@
 import { verify, fromBase64 } from '../crypto/index.js'
 import type { Commit } from '../chain/index.js'
-import type { Validator, Vote } from './types.js'
+import type { Proposal, Validator, Vote } from './types.js'
 
 /** Bytes a validator signs for a vote: chain id, type, height, round, block hash (or null). */
 export function voteSignBytes (chainId: string, vote: Pick<Vote, 'type' | 'height' | 'round' | 'block_hash'>): Buffer {
@@ -26,4 +26,25 @@ export function verifyCommit (chainId: string, commit: Commit, validators: reado
     power += weight
   }
   return power * 3 > totalPower(validators) * 2
+}
+
+/** Bytes a proposer signs: chain id, height, round, proof-of-lock round, block hash. */
+export function proposalSignBytes (chainId: string, p: Pick<Proposal, 'height' | 'round' | 'pol_round' | 'block_hash'>): Buffer {
+  return Buffer.from(JSON.stringify([chainId, 'proposal', p.height, p.round, p.pol_round, p.block_hash]), 'utf8')
+}
+
+/**
+ * The proposer of (height, round): validators sorted by key, each owning a slice of
+ * [0, total power) as wide as its power; the slot (height + round) mod total picks one.
+ * Rotation is weighted by power and every node computes the same answer.
+ */
+export function proposerFor (validators: readonly Validator[], height: number, round: number): string {
+  const sorted = [...validators].sort((a, b) => (a.pub_key < b.pub_key ? -1 : 1))
+  const total = totalPower(sorted)
+  let slot = (height + round) % total
+  for (const v of sorted) {
+    if (slot < v.power) return v.pub_key
+    slot -= v.power
+  }
+  throw new Error('empty validator set')
 }

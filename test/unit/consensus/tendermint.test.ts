@@ -1,0 +1,140 @@
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import type { Block } from '../../../src/chain/index.js'
+import {
+  TendermintEngine, proposerFor, proposalSignBytes, voteSignBytes,
+  type ConsensusEffect, type Proposal, type Validator, type Vote
+} from '../../../src/consensus/index.js'
+import { sign, toBase64, toHex, type KeyPair } from '../../../src/crypto/index.js'
+import { seeded } from '../../helpers/fixtures.js'
+
+const CHAIN = 'unit'
+const keys = [seeded(0x10), seeded(0x30), seeded(0x50), seeded(0x70)]
+const validators: Validator[] = keys.map((k) => ({ pub_key: toHex(k.publicKey), power: 1 }))
+const pubs = validators.map((v) => v.pub_key)
+const keyOf = (pub: string): KeyPair => keys[pubs.indexOf(pub)]
+
+function engineFor (pub: string): TendermintEngine {
+  const key = keyOf(pub)
+  return new TendermintEngine({ chainId: CHAIN, self: pub, sign: (b) => toBase64(sign(b, key.secretKey)), blockIntervalMs: 100 })
+}
+
+function block (height: number, tag: string): { block: Block, hash: string } {
+  const b: Block = { header: { chain_id: CHAIN, height, time: 0, prev_hash: '', tx_root: '', state_root: tag, proposer: '', last_commit_hash: '' }, txs: [], last_commit: null }
+  return { block: b, hash: `hash-${tag}` }
+}
+
+function proposal (height: number, round: number, tag: string, polRound = -1): Proposal {
+  const proposer = proposerFor(validators, height, round)
+  const { block: b, hash } = block(height, tag)
+  const unsigned = { height, round, pol_round: polRound, block: b, block_hash: hash, proposer, signature: '' }
+  return { ...unsigned, signature: toBase64(sign(proposalSignBytes(CHAIN, unsigned), keyOf(proposer).secretKey)) }
+}
+
+function vote (pub: string, type: 'prevote' | 'precommit', height: number, round: number, hash: string | null): Vote {
+  const unsigned = { type, height, round, block_hash: hash }
+  return { ...unsigned, validator: pub, signature: toBase64(sign(voteSignBytes(CHAIN, unsigned), keyOf(pub).secretKey)) }
+}
+
+function votesOf (effects: ConsensusEffect[]): Vote[] {
+  return effects.flatMap((e) => (e.type === 'broadcast-vote' ? [e.vote] : []))
+}
+
+/** An engine for a validator that is not the proposer of (1, 0), started at height 1 round 0. */
+function started (): { engine: TendermintEngine, self: string, others: string[] } {
+  const self = pubs.find((p) => p !== proposerFor(validators, 1, 0) && p !== proposerFor(validators, 1, 1)) as string
+  const engine = engineFor(self)
+  engine.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 0, validators })
+  engine.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 1000 })
+  return { engine, self, others: pubs.filter((p) => p !== self) }
+}
+
+describe('TendermintEngine', () => {
+  test('proposer rotation is weighted by power and the same for every caller', () => {
+    const weighted: Validator[] = [{ pub_key: 'a'.repeat(64), power: 3 }, { pub_key: 'b'.repeat(64), power: 1 }]
+    const picks = Array.from({ length: 8 }, (_, h) => proposerFor(weighted, h, 0))
+    assert.equal(picks.filter((p) => p === 'a'.repeat(64)).length, 6)
+    assert.deepEqual(picks, Array.from({ length: 8 }, (_, h) => proposerFor([...weighted].reverse(), h, 0)))
+  })
+
+  test('line 22: prevotes a valid fresh proposal, and nil for an invalid one', () => {
+    const a = started()
+    const out = a.engine.handle({ type: 'proposal', proposal: proposal(1, 0, 'x'), valid: true })
+    assert.deepEqual(votesOf(out).map((v) => [v.type, v.block_hash]), [['prevote', 'hash-x']])
+    const persistIndex = out.findIndex((e) => e.type === 'persist')
+    const sendIndex = out.findIndex((e) => e.type === 'broadcast-vote')
+    assert.ok(persistIndex >= 0 && persistIndex < sendIndex, 'the vote is persisted before it is sent')
+    const b = started()
+    const bad = b.engine.handle({ type: 'proposal', proposal: proposal(1, 0, 'x'), valid: false })
+    assert.deepEqual(votesOf(bad).map((v) => v.block_hash), [null])
+  })
+
+  test('line 36: 2f+1 prevotes lock the value and precommit it; a locked node prevotes nil for another fresh value', () => {
+    const { engine, others } = started()
+    engine.handle({ type: 'proposal', proposal: proposal(1, 0, 'x'), valid: true })
+    const out = others.slice(0, 2).flatMap((p) => engine.handle({ type: 'vote', vote: vote(p, 'prevote', 1, 0, 'hash-x') }))
+    assert.deepEqual(votesOf(out).map((v) => [v.type, v.block_hash]), [['precommit', 'hash-x']])
+    assert.equal(engine.record().lockedHash, 'hash-x')
+    // round 1 after the precommit timeout; a fresh, different proposal gets a nil prevote
+    for (const p of others) engine.handle({ type: 'vote', vote: vote(p, 'precommit', 1, 0, null) })
+    engine.handle({ type: 'timeout', height: 1, round: 0, step: 'precommit', now: 2000 })
+    const r1 = engine.handle({ type: 'proposal', proposal: proposal(1, 1, 'y'), valid: true })
+    assert.deepEqual(votesOf(r1).map((v) => [v.type, v.round, v.block_hash]), [['prevote', 1, null]])
+  })
+
+  test('line 28: a re-proposal with a proof-of-lock from an earlier round is prevoted', () => {
+    const { engine, others } = started()
+    // round 0: we saw 2f+1 prevotes for x, but not the proposal in time
+    engine.handle({ type: 'timeout', height: 1, round: 0, step: 'propose', now: 2000 })
+    for (const p of others) engine.handle({ type: 'vote', vote: vote(p, 'prevote', 1, 0, 'hash-x') })
+    for (const p of others) engine.handle({ type: 'vote', vote: vote(p, 'precommit', 1, 0, null) })
+    engine.handle({ type: 'timeout', height: 1, round: 0, step: 'precommit', now: 3000 })
+    const out = engine.handle({ type: 'proposal', proposal: proposal(1, 1, 'x', 0), valid: true })
+    assert.deepEqual(votesOf(out).map((v) => [v.round, v.block_hash]), [[1, 'hash-x']])
+  })
+
+  test('line 49: a proposal and 2f+1 precommits decide, with a commit certificate', () => {
+    const { engine, others } = started()
+    engine.handle({ type: 'proposal', proposal: proposal(1, 0, 'x'), valid: true })
+    const out = others.slice(0, 3).flatMap((p) => engine.handle({ type: 'vote', vote: vote(p, 'precommit', 1, 0, 'hash-x') }))
+    const commit = out.find((e) => e.type === 'commit')
+    assert.ok(commit !== undefined && commit.type === 'commit')
+    assert.equal(commit.blockHash, 'hash-x')
+    assert.ok(commit.commit.signatures.length >= 3)
+  })
+
+  test('line 55: f+1 validators in a later round pull the node there', () => {
+    const { engine, others } = started()
+    const out = others.slice(0, 2).flatMap((p) => engine.handle({ type: 'vote', vote: vote(p, 'prevote', 1, 3, null) }))
+    assert.ok(out.some((e) => e.type === 'schedule-timeout' && e.round === 3 && e.step === 'propose'))
+    assert.equal(engine.status().round, 3)
+  })
+
+  test('an equivocator counts for each value it signed, once per value, and is recorded', () => {
+    const { engine, others } = started()
+    engine.handle({ type: 'vote', vote: vote(others[0], 'prevote', 1, 0, 'hash-x') })
+    engine.handle({ type: 'vote', vote: vote(others[0], 'prevote', 1, 0, null) })
+    assert.ok(engine.equivocators.has(others[0]))
+  })
+
+  test('after a restart the node re-sends the vote it signed instead of signing another', () => {
+    const { engine, self } = started()
+    engine.handle({ type: 'proposal', proposal: proposal(1, 0, 'x'), valid: true })
+    const record = engine.record()
+    const restarted = engineFor(self)
+    const out = restarted.handle({ type: 'new-height', height: 1, now: 5000, prevBlockTime: 0, validators, restore: record })
+    const again = restarted.handle({ type: 'timeout', height: 1, round: 0, step: 'propose', now: 9000 })
+    const sent = votesOf([...out, ...again]).filter((v) => v.type === 'prevote' && v.round === 0)
+    assert.ok(sent.length > 0)
+    for (const v of sent) assert.equal(v.block_hash, 'hash-x', 'never a nil prevote after prevoting x')
+  })
+
+  test('a record naming a lock without its proposal is refused', () => {
+    const { self } = started()
+    const engine = engineFor(self)
+    assert.throws(() => engine.handle({
+      type: 'new-height', height: 1, now: 0, prevBlockTime: 0, validators,
+      restore: { height: 1, round: 0, step: 'precommit', lockedRound: 0, lockedHash: 'hash-x', validRound: 0, validHash: 'hash-x', proposals: [], ownVotes: [] }
+    }), /refusing to start/)
+  })
+})
