@@ -16,12 +16,13 @@
  * chained batch / put with `{ sync: true }`. datastore-level's `batch().commit()` and `put()`
  * take no sync option (it calls level's `batch(ops)` with default options, i.e.
  * sync: false), so its block commits are NOT durable when they resolve; it is measured for
- * (a) and (c) only and flagged as not durable. A `classic-level, sync:false` row is
- * included as the like-for-like reference for datastore-level.
+ * (a) and (c) only and flagged as not durable. With `--reference` (or
+ * `runStorageBench({ reference: true })`) a `classic-level (sync:false)` row is added as the
+ * like-for-like reference for datastore-level (same engine, same non-durable write).
  *
- * Run: node dist/bench/storage.js  (prints markdown tables)
+ * Run: node dist/bench/storage.js [--reference]  (prints markdown tables)
  */
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -69,6 +70,15 @@ export interface BlockCommitRow {
   blocksPerSec: Sample
   /** records + index puts per second */
   putsPerSec: Sample
+  /** mean ms per block over the last 10 blocks (the database is largest there) */
+  lastTenMsPerBlock: Sample
+  /**
+   * bytes this process passed to write syscalls from open to close (Linux /proc/self/io
+   * `wchar`: lmdb's page writes, leveldb's WAL, table and compaction writes), MB; null
+   * elsewhere. (`write_bytes` is not used: on this kernel it counts whole large folios and
+   * overstates lmdb's writes about 6x against the block device's own counters.)
+   */
+  writtenMB: Sample | null
 }
 
 export interface GroupCommitRow {
@@ -102,6 +112,9 @@ export interface StorageBenchResult {
     /** median latency of fdatasync after a 4 KiB write in the temp dir, ms */
     fdatasyncMedianMs: number
     tmpdir: string
+    /** 1-minute load average at start and end (other processes share the CPUs) */
+    loadAvgStart: number
+    loadAvgEnd: number
   }
   config: {
     runs: number
@@ -392,18 +405,34 @@ function freshDir (parent: string, name: string): string {
 
 interface BlockRunResult {
   totalMs: number
+  lastTenMs: number
   scanMs: number
+  writtenBytes: number | null
+}
+
+/** bytes written by this process's write syscalls, or null where /proc/self/io is unavailable */
+function writtenBytes (): number | null {
+  try {
+    const m = /^wchar:\s*(\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))
+    return m === null ? null : Number(m[1])
+  } catch {
+    return null
+  }
 }
 
 async function runBlocks (make: (dir: string) => Promise<BlockStore>, dir: string, u: Universe, seed: number): Promise<BlockRunResult> {
+  const io0 = writtenBytes()
   const store = await make(dir)
   const gen = new BlockGenerator(u, seed)
   let totalMs = 0
+  let lastTenMs = 0
   for (let h = 1; h <= BLOCKS; h++) {
     const block = gen.next(h) // generated outside the timed region
     const t0 = now()
     await store.commitBlock(block)
-    totalMs += now() - t0
+    const dt = now() - t0
+    totalMs += dt
+    if (h > BLOCKS - 10) lastTenMs += dt
   }
   // (c) prefix scan on the populated database: one untimed warm-up, then the timed scan
   const warm = await store.scanAddress(u.hot)
@@ -412,7 +441,8 @@ async function runBlocks (make: (dir: string) => Promise<BlockStore>, dir: strin
   const scanMs = now() - t0
   if (warm !== SCAN_KEYS || n !== SCAN_KEYS) throw new Error(`scan returned ${n} keys, expected ${SCAN_KEYS}`)
   await store.close()
-  return { totalMs, scanMs }
+  const io1 = writtenBytes()
+  return { totalMs, lastTenMs, scanMs, writtenBytes: io0 === null || io1 === null ? null : io1 - io0 }
 }
 
 interface GroupRunResult {
@@ -478,11 +508,14 @@ interface PutStoreSpec {
   make: (dir: string) => Promise<PutStore>
 }
 
+const REFERENCE_STORE: BlockStoreSpec = {
+  store: 'classic-level (sync:false)', durable: false, api: 'chained batch, write({ sync: false })', scanApi: 'iterator({ gte, lt })', make: async d => await classicBlockStore(d, false)
+}
+
 const BLOCK_STORES: BlockStoreSpec[] = [
   { store: 'lmdb', durable: true, api: 'transaction() + await flushed', scanApi: 'getRange (sync)', make: lmdbBlockStore },
   { store: 'classic-level', durable: true, api: 'chained batch, write({ sync: true })', scanApi: 'iterator({ gte, lt })', make: async d => await classicBlockStore(d, true) },
-  { store: 'datastore-level', durable: false, api: 'batch().commit() (no sync option)', scanApi: 'query({ prefix })', make: datastoreBlockStore },
-  { store: 'classic-level (sync:false)', durable: false, api: 'chained batch, write({ sync: false })', scanApi: 'iterator({ gte, lt })', make: async d => await classicBlockStore(d, false) }
+  { store: 'datastore-level', durable: false, api: 'batch().commit() (no sync option)', scanApi: 'query({ prefix })', make: datastoreBlockStore }
 ]
 
 const PUT_STORES: PutStoreSpec[] = [
@@ -500,9 +533,17 @@ function recordSizes (u: Universe): { key: number, value: number, indexKey: numb
   }
 }
 
-/** Runs every workload RUNS times per store; takes about a minute. */
-export async function runStorageBench (): Promise<StorageBenchResult> {
+export interface StorageBenchOptions {
+  /** add the non-durable classic-level (sync:false) reference row to (a) and (c); +~30% time */
+  reference?: boolean
+}
+
+/** Runs every workload RUNS times per store (about 1.5-2 minutes on a 2-CPU VM). */
+export async function runStorageBench (opts: StorageBenchOptions = {}): Promise<StorageBenchResult> {
   const started = now()
+  const date = new Date().toISOString()
+  const loadAvgStart = os.loadavg()[0]
+  const blockStores = opts.reference === true ? [...BLOCK_STORES, REFERENCE_STORE] : BLOCK_STORES
   const parent = mkdtempSync(path.join(os.tmpdir(), 'kith-storage-bench-'))
   try {
     const u = universe()
@@ -514,7 +555,7 @@ export async function runStorageBench (): Promise<StorageBenchResult> {
     for (let run = 0; run < RUNS; run++) {
       const seed = 1000 + run
       // rotate the order so no store always runs first (or right after another's compaction)
-      const order = BLOCK_STORES.map((_, i) => BLOCK_STORES[(i + run) % BLOCK_STORES.length])
+      const order = blockStores.map((_, i) => blockStores[(i + run) % blockStores.length])
       for (const spec of order) {
         const dir = freshDir(parent, spec.store)
         try {
@@ -537,9 +578,10 @@ export async function runStorageBench (): Promise<StorageBenchResult> {
     }
 
     const putsPerBlock = RECORDS_PER_BLOCK + INDEX_PUTS_PER_BLOCK + 1
-    const blockCommit: BlockCommitRow[] = BLOCK_STORES.map(spec => {
+    const blockCommit: BlockCommitRow[] = blockStores.map(spec => {
       const runs = blockRuns.get(spec.store) ?? []
       const total = runs.map(r => r.totalMs)
+      const written = runs.map(r => r.writtenBytes)
       return {
         store: spec.store,
         durable: spec.durable,
@@ -547,10 +589,12 @@ export async function runStorageBench (): Promise<StorageBenchResult> {
         totalMs: sample(total),
         msPerBlock: sample(total.map(t => t / BLOCKS)),
         blocksPerSec: sample(total.map(t => BLOCKS / (t / 1000))),
-        putsPerSec: sample(total.map(t => (BLOCKS * putsPerBlock) / (t / 1000)))
+        putsPerSec: sample(total.map(t => (BLOCKS * putsPerBlock) / (t / 1000))),
+        lastTenMsPerBlock: sample(runs.map(r => r.lastTenMs / 10)),
+        writtenMB: written.every(w => w !== null) ? sample(written.map(w => (w ?? 0) / 1e6)) : null
       }
     })
-    const scan: ScanRow[] = BLOCK_STORES.map(spec => {
+    const scan: ScanRow[] = blockStores.map(spec => {
       const runs = (blockRuns.get(spec.store) ?? []).map(r => r.scanMs)
       return { store: spec.store, api: spec.scanApi, scanMs: sample(runs), keysPerSec: sample(runs.map(t => SCAN_KEYS / (t / 1000))) }
     })
@@ -575,9 +619,11 @@ export async function runStorageBench (): Promise<StorageBenchResult> {
         memTotalGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
         node: process.version,
         platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-        date: new Date().toISOString(),
+        date,
         fdatasyncMedianMs: fsyncMs,
-        tmpdir: os.tmpdir()
+        tmpdir: os.tmpdir(),
+        loadAvgStart,
+        loadAvgEnd: os.loadavg()[0]
       },
       config: {
         runs: RUNS,
@@ -612,18 +658,20 @@ export function formatStorageBench (r: StorageBenchResult): string {
   const c = r.config
   const lines: string[] = [
     `Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memTotalGiB} GiB RAM, ${m.platform}, Node ${m.node}, ${m.date}; ` +
-      `fdatasync of a 4 KiB write in ${m.tmpdir}: ${fmt(m.fdatasyncMedianMs, 3)} ms (median)`,
-    `Medians of ${c.runs} runs (individual runs in brackets). Record key ${fmt(c.avgRecordKeyBytes)} B, ` +
+      `fdatasync of a 4 KiB write in ${m.tmpdir}: ${fmt(m.fdatasyncMedianMs, 3)} ms (median); ` +
+      `load average (1 min) ${fmt(m.loadAvgStart, 2)} at start, ${fmt(m.loadAvgEnd, 2)} at end`,
+    `Medians of ${c.runs} runs (individual runs in the last column). Record key ${fmt(c.avgRecordKeyBytes)} B, ` +
       `value ~${c.avgRecordValueJsonBytes} B as JSON, index key ${fmt(c.avgIndexKeyBytes)} B.`,
     '',
     `(a) Block commit: ${c.blocks} blocks x (${fmt(c.recordsPerBlock)} records + ${fmt(c.indexPutsPerBlock)} index puts), one atomic batch per block`,
     '',
-    '| store | batch API | durable on resolve | ms / block | blocks/s | puts/s | runs, total ms |',
-    '|---|---|---|--:|--:|--:|---|'
+    '| store | batch API | durable on resolve | ms / block | blocks/s | puts/s | ms / block, last 10 | MB written | runs, total ms |',
+    '|---|---|---|--:|--:|--:|--:|--:|---|'
   ]
   for (const row of r.blockCommit) {
     lines.push(`| ${row.store} | ${row.api} | ${row.durable ? 'yes (fsync)' : '**no**'} | ${fmt(row.msPerBlock.median, 1)} | ` +
-      `${fmt(row.blocksPerSec.median, 1)} | ${fmt(row.putsPerSec.median)} | ${runsOf(row.totalMs, 0)} |`)
+      `${fmt(row.blocksPerSec.median, 1)} | ${fmt(row.putsPerSec.median)} | ${fmt(row.lastTenMsPerBlock.median, 1)} | ` +
+      `${row.writtenMB === null ? 'n/a' : fmt(row.writtenMB.median)} | ${runsOf(row.totalMs, 0)} |`)
   }
   lines.push('',
     `(b) Group commit: ${fmt(c.groupWrites)} single-record durable puts from ${c.groupClients} concurrent clients (each awaits its ack before the next put)`,
@@ -647,7 +695,7 @@ export function formatStorageBench (r: StorageBenchResult): string {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runStorageBench().then(r => {
+  runStorageBench({ reference: process.argv.includes('--reference') }).then(r => {
     console.log(formatStorageBench(r))
   }, (err: unknown) => {
     console.error(err)
