@@ -205,7 +205,7 @@ export class KithNode {
     // A reward is minted only beside other transactions; if none survived, build without it.
     if (withReward && selection.included.length === 1) selection = selectBlockTxs(this.store, candidates, ctx, head.state_root)
     for (const { tx, error } of selection.rejected) this.log.warn({ txId: tx.id, code: error.code, reason: error.message }, 'dropping transaction that no longer applies')
-    const lastCommit = head.height === 0 ? null : (this.store.getBlock(head.height)?.commit ?? null)
+    const lastCommit = head.height === 0 ? null : (this.store.getCommit(head.height) ?? null)
     const block: Block = {
       header: {
         chain_id: this.genesis.chain_id,

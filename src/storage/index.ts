@@ -66,14 +66,19 @@ export interface StoreOptions {
 }
 
 type AddressKey = [string, number]
+type TxPosition = [number, number]
 
 export class ChainStore implements StateReader {
   private readonly root: RootDatabase
   private readonly meta: Database<unknown, string>
   private readonly stateDb: Database<StateValue, string>
-  private readonly blocks: Database<StoredBlock, number>
+  /** blocks without their transactions, which live in `txs` under sequential keys */
+  private readonly blocks: Database<Omit<StoredBlock, 'block'> & { block: Omit<Block, 'txs'> }, number>
   private readonly summaries: Database<BlockSummary, number>
-  private readonly txs: Database<StoredTx, string>
+  /** [height, index] -> transaction: appends in key order, so block writes touch few pages */
+  private readonly txs: Database<Transaction, TxPosition>
+  /** id -> [height, index] */
+  private readonly txIds: Database<TxPosition, string>
   private readonly addrIndex: Database<string, AddressKey>
   private readonly addrCount: Database<number, string>
   private readonly mempool: Database<PendingRecord, string>
@@ -85,6 +90,7 @@ export class ChainStore implements StateReader {
     this.blocks = this.root.openDB({ name: 'blocks' })
     this.summaries = this.root.openDB({ name: 'block_summaries' })
     this.txs = this.root.openDB({ name: 'txs' })
+    this.txIds = this.root.openDB({ name: 'tx_ids' })
     this.addrIndex = this.root.openDB({ name: 'addr' })
     this.addrCount = this.root.openDB({ name: 'addr_count' })
     this.mempool = this.root.openDB({ name: 'mempool' })
@@ -124,7 +130,16 @@ export class ChainStore implements StateReader {
   }
 
   getBlock (height: number): StoredBlock | undefined {
-    return this.blocks.get(height)
+    const stored = this.blocks.get(height)
+    if (stored === undefined) return undefined
+    const txs: Transaction[] = []
+    for (const { value } of this.txs.getRange({ start: [height, 0], end: [height + 1, 0] })) txs.push(value)
+    return { ...stored, block: { ...stored.block, txs } }
+  }
+
+  /** The certificate that committed block `height`, without reading its transactions. */
+  getCommit (height: number): Commit | null | undefined {
+    return this.blocks.get(height)?.commit
   }
 
   /** Hash, time and size of a block without decoding its transactions. */
@@ -133,7 +148,10 @@ export class ChainStore implements StateReader {
   }
 
   getTx (id: string): StoredTx | undefined {
-    return this.txs.get(id)
+    const position = this.txIds.get(id)
+    if (position === undefined) return undefined
+    const tx = this.txs.get(position)
+    return tx === undefined ? undefined : { tx, height: position[0], index: position[1] }
   }
 
   /** Newest first. */
@@ -160,14 +178,16 @@ export class ChainStore implements StateReader {
         counts.set(pubkey, next)
         this.addrIndex.put([pubkey, next], id)
       }
+      const height = block.header.height
       block.txs.forEach((tx, index) => {
-        this.txs.put(tx.id, { tx, height: block.header.height, index })
+        this.txs.put([height, index], tx)
+        this.txIds.put(tx.id, [height, index])
         touch(tx.from, tx.id)
         if (tx.to !== tx.from) touch(tx.to, tx.id)
       })
       for (const [pubkey, count] of counts) this.addrCount.put(pubkey, count)
       for (const id of removePending) this.mempool.remove(id)
-      this.blocks.put(block.header.height, { block, hash, commit })
+      this.blocks.put(height, { block: { header: block.header, last_commit: block.last_commit }, hash, commit })
       this.summaries.put(block.header.height, {
         height: block.header.height, hash, time: block.header.time, proposer: block.header.proposer, tx_count: block.txs.length
       })

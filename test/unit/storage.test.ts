@@ -1,0 +1,66 @@
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { encodePayload, formatTimestamp, signTx, type Block, type Transaction } from '../../src/chain/index.js'
+import { ChainStore } from '../../src/storage/index.js'
+import { ALICE, BOB, CAROL, aliceKey } from '../helpers/fixtures.js'
+
+function tx (id: string, to: string): Transaction {
+  return signTx({ id, type: 'TRANSFER', from: ALICE, to, amount: 1, fee: 1000, payload: encodePayload({}), timestamp: formatTimestamp(0) }, aliceKey.secretKey)
+}
+
+function block (height: number, txs: Transaction[]): Block {
+  return {
+    header: { chain_id: 'c', height, time: height * 1000, prev_hash: `p${height}`, tx_root: '', state_root: '', proposer: CAROL, last_commit_hash: '' },
+    txs,
+    last_commit: null
+  }
+}
+
+describe('ChainStore', () => {
+  test('a committed block reads back whole, indexes included, after reopening', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
+    try {
+      let store = ChainStore.open(dir)
+      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, state: new Map([['bal:x', 5]]), stateRoot: 'r0' })
+      await store.putPending({ seq: 1, tx: tx('t1', BOB) })
+      await store.putPending({ seq: 2, tx: tx('t2', CAROL) })
+      await store.putPending({ seq: 3, tx: tx('t3', BOB) })
+      const b1 = block(1, [tx('t1', BOB), tx('t2', CAROL)])
+      await store.commitBlock({ block: b1, hash: 'h1', commit: { height: 1, round: 0, block_hash: 'h1', signatures: [] }, writes: new Map([['bal:x', 7], ['gone', null]]), stateRoot: 'r1', removePending: ['t1', 't2'] })
+      await store.commitBlock({ block: block(2, [tx('t3', BOB)]), hash: 'h2', commit: null, writes: new Map(), stateRoot: 'r2', removePending: ['t3'] })
+      await store.close()
+
+      store = ChainStore.open(dir)
+      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, state: new Map(), stateRoot: 'r0' })
+      assert.deepEqual(store.head(), { height: 2, hash: 'h2', state_root: 'r2', time: 2000 })
+      assert.deepEqual(store.getBlock(1)?.block, b1)
+      assert.equal(store.getBlock(2)?.block.txs.length, 1)
+      assert.equal(store.getCommit(1)?.block_hash, 'h1')
+      assert.equal(store.get('bal:x'), 7)
+      assert.deepEqual(store.getTx('t2'), { tx: tx('t2', CAROL), height: 1, index: 1 })
+      assert.equal(store.getTx('nope'), undefined)
+      assert.deepEqual(store.addressHistory(BOB, 10), { ids: ['t3', 't1'], count: 2 })
+      assert.deepEqual(store.addressHistory(ALICE, 2), { ids: ['t3', 't2'], count: 3 })
+      assert.deepEqual(store.pending(), [])
+      assert.equal(store.getBlockSummary(1)?.tx_count, 2)
+      await store.close()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a store refuses a different genesis', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
+    try {
+      const store = ChainStore.open(dir)
+      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, state: new Map(), stateRoot: 'r0' })
+      await assert.rejects(store.init({ chainId: 'c', genesisHash: 'other', genesisTime: 0, state: new Map(), stateRoot: 'r0' }), /genesis/)
+      await store.close()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})
