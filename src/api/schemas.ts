@@ -84,7 +84,8 @@ export const PeerSchema = z.object({
   peer_id: z.string(),
   multiaddr: z.string().optional(),
   version: z.string().optional().meta({ description: 'node version the peer announced over version gossip' }),
-  protocol_version: z.number().int().optional()
+  protocol_version: z.number().int().optional(),
+  height: z.number().int().optional().meta({ description: 'chain height the peer last announced' })
 }).meta({ id: 'Peer' })
 
 export const PeersSchema = z.object({

@@ -5,5 +5,4 @@
  */
 export * from './types.js'
 export * from './votes.js'
-export { SingleValidatorEngine, type SingleValidatorOptions } from './single-validator.js'
 export { TendermintEngine, DEFAULT_TIMEOUTS, type TendermintOptions, type TimeoutConfig } from './tendermint.js'

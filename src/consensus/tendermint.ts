@@ -134,6 +134,8 @@ export class TendermintEngine implements ConsensusEngine {
     const out: ConsensusEffect[] = []
     switch (input.type) {
       case 'new-height':
+        // A height is entered once: entering it again would forget what this node signed there.
+        if (input.height <= this.height) return out
         this.enterHeight(input.height, input.validators)
         if (input.restore !== undefined) this.restore(input.restore, out)
         else out.push(this.timeout('commit', 0, Math.max(0, input.prevBlockTime + this.opts.blockIntervalMs - input.now)))

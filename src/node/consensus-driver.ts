@@ -1,18 +1,22 @@
 /**
  * Runs a consensus engine's effects: timers, block building, persistence, broadcasts and
- * commits. Inputs are fed one at a time through a queue, so the engine never sees two at once
- * and an effect that awaits (a commit, a sync) finishes before the next input.
+ * commits. Inputs are fed one at a time through a queue, so the engine never sees two at once,
+ * and an effect that awaits (a persist, a commit) finishes before the next effect: a vote is
+ * on disk before it is broadcast.
  */
 import type { Logger } from 'pino'
 import type { Block, Commit } from '../chain/index.js'
-import type { ConsensusEffect, ConsensusEngine, ConsensusInput } from '../consensus/index.js'
+import type { ConsensusEffect, ConsensusEngine, ConsensusInput, ConsensusRecord, Proposal, Vote } from '../consensus/index.js'
 
 export interface DriverHost {
   now (): number
   buildBlock (height: number, round: number): { block: Block, blockHash: string }
+  persist (record: ConsensusRecord): Promise<void>
+  broadcastProposal (proposal: Proposal): void
+  broadcastVote (vote: Vote): void
   commitBlock (block: Block, blockHash: string, commit: Commit): Promise<void>
   /** the input that starts the next height once the head moved */
-  nextHeightInput (): ConsensusInput
+  nextHeightInput (restore?: ConsensusRecord): ConsensusInput
 }
 
 export class ConsensusDriver {
@@ -24,12 +28,12 @@ export class ConsensusDriver {
 
   constructor (private readonly engine: ConsensusEngine, private readonly host: DriverHost, private readonly log: Logger) {}
 
-  start (): void {
+  start (restore?: ConsensusRecord): void {
     this.stopped = false
-    this.push(this.host.nextHeightInput())
+    this.push(this.host.nextHeightInput(restore))
   }
 
-  /** Stops timers and waits for the effect in progress (a commit) to finish. */
+  /** Stops timers and waits for the effect in progress (a persist or commit) to finish. */
   async stop (): Promise<void> {
     this.stopped = true
     for (const timer of this.timers) clearTimeout(timer)
@@ -55,8 +59,9 @@ export class ConsensusDriver {
         }
       }
     } catch (err) {
-      // A failed commit leaves the store at the previous block; stopping is the only safe move.
-      this.log.fatal({ err }, 'consensus effect failed; consensus stopped')
+      // A failed persist or commit leaves the node unsure of what it signed or stored; halting
+      // is the safe move (CometBFT does the same on a consensus failure).
+      this.log.fatal({ err }, 'consensus effect failed; consensus halted')
       this.stopped = true
     } finally {
       this.running = false
@@ -78,15 +83,18 @@ export class ConsensusDriver {
         this.push({ type: 'block-built', height: effect.height, round: effect.round, block, blockHash })
         return
       }
+      case 'persist':
+        await this.host.persist(effect.record)
+        return
+      case 'broadcast-proposal':
+        this.host.broadcastProposal(effect.proposal)
+        return
+      case 'broadcast-vote':
+        this.host.broadcastVote(effect.vote)
+        return
       case 'commit':
         await this.host.commitBlock(effect.block, effect.blockHash, effect.commit)
         this.push(this.host.nextHeightInput())
-        return
-      case 'persist':
-      case 'broadcast-proposal':
-      case 'broadcast-vote':
-        // A single validator has nobody to talk to and commits without intermediate votes.
-        return
     }
   }
 }

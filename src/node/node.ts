@@ -1,22 +1,25 @@
 /**
  * KithNode: the node's local view and its write path. It owns the store, the mempool and the
- * consensus driver, and offers the operations the API adapter exposes. Time comes from an
- * injected clock.
+ * consensus driver, offers the operations the API adapter exposes, and answers the network
+ * (gossip and requests) through ./network.ts. Time comes from an injected clock.
  */
 import { EventEmitter } from 'node:events'
 import type { Logger } from 'pino'
 import {
   StateKeys, TransactionSchema, blockHash as hashBlock, checkStateless, checkSubmission, commitHash, encodePayload,
-  formatTimestamp, genesisHash, genesisState, rewardTxId, selectBlockTxs, signTx, txRoot,
+  executeBlock, formatTimestamp, genesisHash, genesisState, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
   type Block, type BlockContext, type CheckedTx, type Commit, type Genesis, type Transaction, type WriteSet
 } from '../chain/index.js'
-import { SingleValidatorEngine, type ConsensusInput, type Validator } from '../consensus/index.js'
+import {
+  TendermintEngine, proposerFor, type ConsensusInput, type ConsensusRecord, type TimeoutConfig, type Validator
+} from '../consensus/index.js'
 import { sign, toBase64, toHex, type KeyPair } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import { Mempool } from '../mempool/index.js'
-import { ChainStore, type BlockSummary, type ChainHead, type StoredTx } from '../storage/index.js'
+import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock, type StoredTx } from '../storage/index.js'
 import { parseOrThrow } from '../validation.js'
 import { ConsensusDriver } from './consensus-driver.js'
+import { NetworkBridge, type NetworkPort, type PeerView } from './network.js'
 
 export interface Clock {
   now (): number
@@ -32,6 +35,7 @@ export interface NodeOptions {
   mempoolMaxTxs: number
   logger: Logger
   clock?: Clock
+  timeouts?: TimeoutConfig
 }
 
 export interface NodeEvents {
@@ -50,24 +54,35 @@ export interface TxLookup {
   block?: { height: number, hash: string, time: number, index: number }
 }
 
-interface BuiltBlock {
+/** A block this node built or checked, with the state writes that committing it applies. */
+export interface ExecutedBlock {
   writes: WriteSet
   stateRoot: string
   /** mempool ids the block settles: included or found invalid */
   settled: string[]
 }
 
+/** How far ahead of the local clock a proposed block's time may be. */
+const MAX_BLOCK_TIME_DRIFT_MS = 60_000
+
 export class KithNode {
   readonly events = new EventEmitter<NodeEvents>()
   readonly genesis: Genesis
   readonly genesisHash: string
   readonly validatorPub: string
-  private readonly store: ChainStore
-  private readonly mempool: Mempool
+  /** whether this node's validator key is in the set (otherwise it follows without voting) */
+  readonly isValidator: boolean
+  readonly clock: Clock
+  readonly log: Logger
+  readonly store: ChainStore
+  readonly mempool: Mempool
+  readonly engine: TendermintEngine
+  readonly network: NetworkBridge
   private readonly driver: ConsensusDriver
-  private readonly clock: Clock
-  private readonly log: Logger
-  private readonly built = new Map<string, BuiltBlock>()
+  /** blocks built or checked at the current height, by hash */
+  private readonly executed = new Map<string, ExecutedBlock>()
+  /** serialises commits from consensus and from block sync */
+  private commitChain: Promise<void> = Promise.resolve()
 
   private constructor (private readonly opts: NodeOptions, store: ChainStore) {
     this.genesis = opts.genesis
@@ -77,25 +92,28 @@ export class KithNode {
     this.clock = opts.clock ?? systemClock
     this.log = opts.logger.child({ module: 'node' })
     this.mempool = new Mempool(store, { maxTxs: opts.mempoolMaxTxs })
-    const engine = new SingleValidatorEngine({
+    this.isValidator = opts.genesis.validators.some((v) => v.pub_key === this.validatorPub)
+    this.engine = new TendermintEngine({
       chainId: opts.genesis.chain_id,
-      validator: this.validatorPub,
+      self: this.isValidator ? this.validatorPub : undefined,
+      sign: (bytes) => toBase64(sign(bytes, opts.validatorKey.secretKey)),
       blockIntervalMs: opts.blockIntervalMs,
-      sign: (bytes) => toBase64(sign(bytes, opts.validatorKey.secretKey))
+      ...(opts.timeouts !== undefined ? { timeouts: opts.timeouts } : {})
     })
-    this.driver = new ConsensusDriver(engine, {
+    this.network = new NetworkBridge(this, opts.logger.child({ module: 'p2p' }))
+    this.driver = new ConsensusDriver(this.engine, {
       now: () => this.clock.now(),
       buildBlock: (height, round) => this.buildBlock(height, round),
-      commitBlock: async (block, hash, commit) => { await this.commitBlock(block, hash, commit) },
-      nextHeightInput: () => this.nextHeightInput()
+      persist: async (record) => { await this.store.putConsensusRecord(record) },
+      broadcastProposal: (proposal) => this.network.broadcast('proposal', proposal),
+      broadcastVote: (vote) => this.network.broadcast('vote', vote),
+      commitBlock: async (block, hash, commit) => { await this.commitDecided(block, hash, commit) },
+      nextHeightInput: (restore) => this.nextHeightInput(restore)
     }, opts.logger.child({ module: 'consensus' }))
   }
 
-  /** Opens (or creates) the store, restores the persisted mempool. Call start() to produce blocks. */
+  /** Opens (or creates) the store, restores the persisted mempool. Call start() to take part in consensus. */
   static async open (opts: NodeOptions): Promise<KithNode> {
-    if (opts.genesis.validators.length !== 1) {
-      throw new Error('this node runs a single-validator engine; multi-validator genesis needs the BFT engine')
-    }
     const store = ChainStore.open(opts.dataDir)
     const { state, stateRoot } = genesisState(opts.genesis)
     await store.init({
@@ -110,13 +128,21 @@ export class KithNode {
     return node
   }
 
+  /** Joins consensus, restoring the persisted consensus record first (before any network input). */
   start (): void {
-    this.driver.start()
-    this.log.info({ height: this.head().height, chainId: this.genesis.chain_id }, 'node started')
+    this.driver.start(this.restoredRecord())
+    this.log.info({ height: this.head().height, chainId: this.genesis.chain_id, validator: this.isValidator }, 'node started')
+  }
+
+  /** Connects the node to its peers. Messages that arrive before start() are still checked. */
+  attachNetwork (port: NetworkPort): void {
+    this.network.attach(port)
   }
 
   async stop (): Promise<void> {
+    this.network.stop()
     await this.driver.stop()
+    await this.commitChain
     await this.store.close()
   }
 
@@ -130,11 +156,16 @@ export class KithNode {
       if (sameTx(known, tx)) return { id: tx.id, status: 'accepted' }
       throw new KithError('TX_DUPLICATE', `duplicate transaction id ${tx.id}`)
     }
-    const checked = checkSubmission(tx, this.clock.now())
-    const seq = this.mempool.add(checked, this.admissionContext())
-    await this.store.putPending({ seq, tx })
-    this.events.emit('tx', tx)
+    await this.admit(checkSubmission(tx, this.clock.now()))
+    this.network.broadcast('tx', tx)
     return { id: tx.id, status: 'accepted' }
+  }
+
+  /** Adds a checked transaction to the mempool and resolves once it is on disk. */
+  async admit (checked: CheckedTx): Promise<void> {
+    const seq = this.mempool.add(checked, this.admissionContext())
+    await this.store.putPending({ seq, tx: checked.tx })
+    this.events.emit('tx', checked.tx)
   }
 
   // ---- reads ----
@@ -159,8 +190,13 @@ export class KithNode {
     return this.mempool.size
   }
 
-  validators (): Validator[] {
+  /** The validator set that decides `height` (the genesis set until staking lands). */
+  validators (_height = this.head().height + 1): Validator[] {
     return this.genesis.validators
+  }
+
+  peers (): PeerView[] {
+    return this.network.peers()
   }
 
   lookupTx (id: string): TxLookup | undefined {
@@ -184,18 +220,38 @@ export class KithNode {
     return this.store.getBlockSummary(height)
   }
 
-  // ---- consensus host ----
+  storedBlock (height: number): StoredBlock | undefined {
+    return this.store.getBlock(height)
+  }
 
-  private admissionContext (): BlockContext {
+  // ---- blocks: building, checking, committing ----
+
+  admissionContext (): BlockContext {
     return { height: this.head().height + 1, time: this.clock.now(), proposer: '', params: this.genesis.params }
   }
 
-  private nextHeightInput (): ConsensusInput {
-    const head = this.head()
-    return { type: 'new-height', height: head.height + 1, now: this.clock.now(), prevBlockTime: head.time, validators: this.validators() }
+  private restoredRecord (): ConsensusRecord | undefined {
+    const record = this.store.consensusRecord()
+    const next = this.head().height + 1
+    if (record === undefined || record.height < next) return undefined // older than the chain: expected after a crash
+    if (record.height > next) throw new Error(`consensus record is for height ${record.height} but the chain is at ${next - 1}; refusing to start`)
+    return record
   }
 
-  private buildBlock (height: number, _round: number): { block: Block, blockHash: string } {
+  private nextHeightInput (restore?: ConsensusRecord): ConsensusInput {
+    const head = this.head()
+    this.network.onNewHeight(head.height + 1)
+    return {
+      type: 'new-height',
+      height: head.height + 1,
+      now: this.clock.now(),
+      prevBlockTime: head.time,
+      validators: this.validators(head.height + 1),
+      ...(restore !== undefined ? { restore } : {})
+    }
+  }
+
+  private buildBlock (height: number, round: number): { block: Block, blockHash: string } {
     const head = this.head()
     const time = Math.max(this.clock.now(), head.time + 1)
     const ctx: BlockContext = { height, time, proposer: this.validatorPub, params: this.genesis.params }
@@ -221,12 +277,12 @@ export class KithNode {
       last_commit: lastCommit
     }
     const blockHash = hashBlock(block.header)
-    this.built.clear()
-    this.built.set(blockHash, {
+    this.executed.set(blockHash, {
       writes: selection.writes,
       stateRoot: selection.stateRoot,
       settled: [...selection.included.map((tx) => tx.id), ...selection.rejected.map(({ tx }) => tx.id)]
     })
+    this.log.debug({ height, round, txs: block.txs.length }, 'built block')
     return { block, blockHash }
   }
 
@@ -244,21 +300,87 @@ export class KithNode {
     return checkStateless(tx)
   }
 
-  private async commitBlock (block: Block, blockHash: string, commit: Commit): Promise<void> {
-    const built = this.built.get(blockHash)
-    if (built === undefined) throw new Error(`block ${blockHash} was not built by this node`)
-    await this.store.commitBlock({
-      block, hash: blockHash, commit, writes: built.writes, stateRoot: built.stateRoot, removePending: built.settled
-    })
-    this.built.delete(blockHash)
-    const dropped = this.mempool.rebase(this.store, built.settled, this.admissionContext())
-    if (dropped.length > 0) {
-      for (const { tx, error } of dropped) this.log.warn({ txId: tx.id, code: error.code, reason: error.message }, 'dropping transaction that no longer applies')
-      await this.store.removePending(dropped.map(({ tx }) => tx.id))
+  /**
+   * Checks a block proposed for the next height against the committed state: header links,
+   * time, proposer, the previous block's commit certificate, and every transaction. Keeps the
+   * resulting writes so that committing it later does not execute it twice.
+   */
+  checkBlock (block: Block, hash: string, opts: { localTime?: boolean } = {}): ExecutedBlock {
+    const cached = this.executed.get(hash)
+    if (cached !== undefined) return cached
+    const head = this.head()
+    const { header } = block
+    if (hashBlock(header) !== hash) throw new KithError('TX_INVALID', 'block hash does not match its header')
+    if (header.height !== head.height + 1) throw new KithError('TX_INVALID', `block height ${header.height} does not follow ${head.height}`)
+    if (header.time <= head.time) throw new KithError('TX_INVALID', 'block time does not increase')
+    if (opts.localTime === true && header.time > this.clock.now() + MAX_BLOCK_TIME_DRIFT_MS) throw new KithError('TX_INVALID', 'block time is too far in the future')
+    const validators = this.validators(header.height)
+    if (!validators.some((v) => v.pub_key === header.proposer)) throw new KithError('TX_INVALID', 'block proposer is not a validator')
+    if (head.height === 0) {
+      if (block.last_commit !== null) throw new KithError('TX_INVALID', 'the first block carries no last commit')
+    } else if (block.last_commit === null || block.last_commit.block_hash !== head.hash || block.last_commit.height !== head.height ||
+      !this.network.commitIsValid(block.last_commit, this.validators(head.height))) {
+      throw new KithError('TX_INVALID', 'block does not carry a valid commit certificate for its parent')
     }
-    const summary = this.store.getBlockSummary(block.header.height) as BlockSummary
-    this.log.debug({ height: summary.height, txs: summary.tx_count }, 'block committed')
-    this.events.emit('block', summary, block.txs)
+    const execution = executeBlock(this.store, block, {
+      params: this.genesis.params,
+      chainId: this.genesis.chain_id,
+      prevHash: head.hash,
+      prevStateRoot: head.state_root,
+      checkSignature: (tx) => this.mempool.get(tx.id)?.signature === tx.signature || verifyTxSignature(tx)
+    })
+    const executed = { writes: execution.writes, stateRoot: execution.stateRoot, settled: block.txs.map((tx) => tx.id) }
+    this.executed.set(hash, executed)
+    return executed
+  }
+
+  /** A block consensus decided: commit it unless block sync already did. */
+  private async commitDecided (block: Block, hash: string, commit: Commit): Promise<void> {
+    await this.commitSerial(block, hash, commit)
+  }
+
+  /** A block from block sync, with its certificate: checked in full, then committed. */
+  async commitSynced (block: Block, hash: string, commit: Commit): Promise<boolean> {
+    return await this.commitSerial(block, hash, commit, true)
+  }
+
+  private async commitSerial (block: Block, hash: string, commit: Commit, fromSync = false): Promise<boolean> {
+    let committed = false
+    const run = this.commitChain.then(async () => {
+      if (block.header.height !== this.head().height + 1) return
+      if (fromSync) {
+        if (commit.block_hash !== hash || commit.height !== block.header.height || !this.network.commitIsValid(commit, this.validators(block.header.height))) {
+          throw new KithError('TX_INVALID', `synced block ${block.header.height} lacks a valid commit certificate`)
+        }
+      }
+      const executed = this.checkBlock(block, hash)
+      await this.store.commitBlock({
+        block, hash, commit, writes: executed.writes, stateRoot: executed.stateRoot, removePending: executed.settled
+      })
+      this.executed.clear()
+      committed = true
+      const dropped = this.mempool.rebase(this.store, executed.settled, this.admissionContext())
+      if (dropped.length > 0) {
+        for (const { tx, error } of dropped) this.log.warn({ txId: tx.id, code: error.code, reason: error.message }, 'dropping transaction that no longer applies')
+        await this.store.removePending(dropped.map(({ tx }) => tx.id))
+      }
+      const summary = this.store.getBlockSummary(block.header.height) as BlockSummary
+      this.log.debug({ height: summary.height, txs: summary.tx_count, fromSync }, 'block committed')
+      this.events.emit('block', summary, block.txs)
+      if (fromSync) this.driver.push(this.nextHeightInput())
+    })
+    this.commitChain = run.catch(() => {})
+    await run
+    return committed
+  }
+
+  /** Feeds a consensus input that came from the network. */
+  pushConsensus (input: ConsensusInput): void {
+    this.driver.push(input)
+  }
+
+  proposerOf (height: number, round: number): string {
+    return proposerFor(this.validators(height), height, round)
   }
 
   private async restoreMempool (): Promise<void> {
@@ -282,7 +404,7 @@ function numberAt (value: unknown): number {
   return typeof value === 'number' ? value : 0
 }
 
-function sameTx (a: Transaction, b: Transaction): boolean {
+export function sameTx (a: Transaction, b: Transaction): boolean {
   return a.signature === b.signature && a.memo === b.memo && a.payload === b.payload && a.timestamp === b.timestamp &&
     a.from === b.from && a.to === b.to && a.amount === b.amount && a.fee === b.fee && a.type === b.type
 }

@@ -7,6 +7,7 @@
  */
 import { open, type Database, type RootDatabase } from 'lmdb'
 import type { Block, Commit, StateReader, StateValue, Transaction, WriteSet } from '../chain/index.js'
+import type { ConsensusRecord, Proposal } from '../consensus/index.js'
 
 export interface ChainHead {
   height: number
@@ -66,6 +67,9 @@ export interface StoreOptions {
 }
 
 type AddressKey = [string, number]
+type ProposalKey = [number, number, string]
+/** The consensus record as stored: proposals by reference, their blocks stored once each. */
+type StoredRecord = Omit<ConsensusRecord, 'proposals'> & { proposals: ProposalKey[] }
 type TxPosition = [number, number]
 
 export class ChainStore implements StateReader {
@@ -82,6 +86,9 @@ export class ChainStore implements StateReader {
   private readonly addrIndex: Database<string, AddressKey>
   private readonly addrCount: Database<number, string>
   private readonly mempool: Database<PendingRecord, string>
+  private readonly consensus: Database<StoredRecord, string>
+  private readonly proposals: Database<Proposal, ProposalKey>
+  private readonly storedProposals = new Set<string>()
 
   private constructor (path: string, opts: StoreOptions) {
     this.root = open({ path, compression: false, noSync: opts.sync === false, mapSize: 2 ** 34 })
@@ -94,6 +101,8 @@ export class ChainStore implements StateReader {
     this.addrIndex = this.root.openDB({ name: 'addr' })
     this.addrCount = this.root.openDB({ name: 'addr_count' })
     this.mempool = this.root.openDB({ name: 'mempool' })
+    this.consensus = this.root.openDB({ name: 'consensus' })
+    this.proposals = this.root.openDB({ name: 'proposals' })
   }
 
   static open (path: string, opts: StoreOptions = {}): ChainStore {
@@ -193,8 +202,44 @@ export class ChainStore implements StateReader {
       })
       const head: ChainHead = { height: block.header.height, hash, state_root: stateRoot, time: block.header.time }
       this.meta.put('head', head)
+      // Consensus state of heights now decided is no longer needed.
+      for (const { key } of this.proposals.getRange({ end: [height + 1, 0, ''] })) this.proposals.remove(key)
+      const record = this.consensus.get('record')
+      if (record !== undefined && record.height <= height) this.consensus.remove('record')
+    })
+    this.storedProposals.clear()
+    await this.root.flushed
+  }
+
+  /**
+   * Persists the consensus record (lock, valid value, own signatures) and resolves once it is
+   * synced: the engine's votes leave the node only after this. Blocks inside proposals are
+   * written once each, not with every record.
+   */
+  async putConsensusRecord (record: ConsensusRecord): Promise<void> {
+    const refs: ProposalKey[] = record.proposals.map((p) => [p.height, p.round, p.block_hash])
+    await this.root.transaction(() => {
+      record.proposals.forEach((p, i) => {
+        const id = refs[i].join('/')
+        if (this.storedProposals.has(id)) return
+        this.proposals.put(refs[i], p)
+        this.storedProposals.add(id)
+      })
+      this.consensus.put('record', { ...record, proposals: refs })
     })
     await this.root.flushed
+  }
+
+  consensusRecord (): ConsensusRecord | undefined {
+    const stored = this.consensus.get('record')
+    if (stored === undefined) return undefined
+    const proposals: Proposal[] = []
+    for (const key of stored.proposals) {
+      const p = this.proposals.get(key)
+      if (p === undefined) throw new Error(`consensus record refers to proposal ${key.join('/')} that is not stored; refusing to start`)
+      proposals.push(p)
+    }
+    return { ...stored, proposals }
   }
 
   /** Persists a mempool entry; resolves once it is synced to disk. */

@@ -14,6 +14,13 @@ import {
 export const FEATURES = ['chain_id']
 
 export function chainRoutes (node: KithNode, nodeId: string): AnyRoute[] {
+  const peers = (): Array<Record<string, unknown>> => node.peers().filter((p) => p.connected).map((p) => ({
+    peer_id: p.peerId,
+    ...(p.addrs[0] !== undefined ? { multiaddr: p.addrs[0] } : {}),
+    ...(p.version !== undefined ? { version: p.version } : {}),
+    ...(p.protocolVersion !== undefined ? { protocol_version: p.protocolVersion } : {}),
+    ...(p.height !== undefined ? { height: p.height } : {})
+  }))
   const validators = (): Array<Record<string, unknown>> => node.validators().map((v) => ({
     pub_key: v.pub_key, address: addressOf(v.pub_key), power: v.power, ...(v.name !== undefined ? { name: v.name } : {})
   }))
@@ -103,7 +110,7 @@ export function chainRoutes (node: KithNode, nodeId: string): AnyRoute[] {
         genesis_hash: node.genesisHash,
         height: node.head().height,
         node_id: nodeId,
-        peers: [],
+        peers: peers(),
         validators: validators(),
         contracts: {}
       })
@@ -125,7 +132,10 @@ export function chainRoutes (node: KithNode, nodeId: string): AnyRoute[] {
       tag: 'discovery',
       summary: 'Connected peers with the version each announced',
       responses: { 200: { description: 'peers', schema: PeersSchema } },
-      handler: () => ({ count: 0, peers: [] })
+      handler: () => {
+        const list = peers()
+        return { count: list.length, peers: list }
+      }
     }),
     route({
       method: 'get',

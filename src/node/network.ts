@@ -1,0 +1,254 @@
+/**
+ * The node's side of the network: checks every gossip message before consensus or the mempool
+ * sees it (accept / ignore / reject, rejecting only what is provably bad: a bad signature,
+ * malformed data), answers block-sync and catch-up requests, and pulls what this node lacks
+ * when a peer's status shows it is ahead. Gossip alone does not deliver every message to every
+ * node (and drops re-publication of identical bytes), so liveness rests on these pulls.
+ */
+import type { Logger } from 'pino'
+import { TransactionSchema, checkSubmission, commitHash, type Commit } from '../chain/index.js'
+import { proposalSignBytes, verifyCommit, voteSignBytes, type Proposal, type Validator, type Vote } from '../consensus/index.js'
+import { fromBase64, verify } from '../crypto/index.js'
+import { KithError } from '../errors.js'
+import type { KithNode } from './node.js'
+import {
+  BlocksResponseSchema, CatchUpResponseSchema, ProposalSchema, RequestSchema, StatusSchema, VoteSchema, decode, encode,
+  type Request, type SyncedBlock
+} from './wire.js'
+
+export type GossipTopic = 'tx' | 'proposal' | 'vote' | 'status' | 'envelope' | 'version'
+export type Validation = 'accept' | 'ignore' | 'reject'
+
+export interface PeerView {
+  peerId: string
+  addrs: string[]
+  version?: string
+  protocolVersion?: number
+  height?: number
+  connected: boolean
+}
+
+/** What the node needs from a libp2p host (src/p2p's P2PHost provides it). */
+export interface NetworkPort {
+  readonly peerId: string
+  publish (topic: GossipTopic, data: Uint8Array): Promise<void>
+  request (peerId: string, data: Uint8Array, opts?: { timeoutMs?: number }): Promise<Uint8Array>
+  peers (): PeerView[]
+  setLocalHeight (height: number): void
+}
+
+const STATUS_INTERVAL_MS = 1000
+const SYNC_BATCH = 20
+const MAX_SYNC_RESPONSE_TXS = 20_000
+const MAX_BUFFERED_PROPOSALS = 16
+const MAX_VERIFIED_CACHE = 100_000
+
+export class NetworkBridge {
+  private port: NetworkPort | undefined
+  private statusTimer: NodeJS.Timeout | undefined
+  private syncing = false
+  private readonly catchUpInFlight = new Set<string>()
+  /** proposals for the height after the current one, checked once this node gets there */
+  private nextProposals: Proposal[] = []
+  private readonly verifiedVotes = new Set<string>()
+  private readonly verifiedCommits = new Set<string>()
+  private stopped = false
+
+  constructor (private readonly node: KithNode, private readonly log: Logger) {}
+
+  attach (port: NetworkPort): void {
+    this.port = port
+    port.setLocalHeight(this.node.head().height)
+    this.statusTimer = setInterval(() => this.announceStatus(), STATUS_INTERVAL_MS)
+    this.statusTimer.unref()
+  }
+
+  stop (): void {
+    this.stopped = true
+    if (this.statusTimer !== undefined) clearInterval(this.statusTimer)
+  }
+
+  peers (): PeerView[] {
+    return this.port?.peers() ?? []
+  }
+
+  broadcast (topic: GossipTopic, value: unknown): void {
+    if (this.port === undefined || this.stopped) return
+    this.port.publish(topic, encode(value)).catch((err: unknown) => this.log.debug({ err, topic }, 'publish failed'))
+  }
+
+  /** Called when consensus enters `height`: re-check proposals that arrived early. */
+  onNewHeight (height: number): void {
+    this.port?.setLocalHeight(height - 1)
+    this.verifiedVotes.clear()
+    const early = this.nextProposals.filter((p) => p.height === height)
+    this.nextProposals = []
+    // After the engine has entered the height (this runs while its input is being built).
+    if (early.length > 0) setImmediate(() => { for (const p of early) this.acceptProposal(p) })
+  }
+
+  commitIsValid (commit: Commit, validators: Validator[]): boolean {
+    const key = commitHash(commit)
+    if (this.verifiedCommits.has(key)) return true
+    if (!verifyCommit(this.node.genesis.chain_id, commit, validators)) return false
+    if (this.verifiedCommits.size > 1000) this.verifiedCommits.clear()
+    this.verifiedCommits.add(key)
+    return true
+  }
+
+  // ---- gossip ----
+
+  async onGossip (topic: GossipTopic, data: Uint8Array, from: string): Promise<Validation> {
+    try {
+      switch (topic) {
+        case 'tx': return await this.onTx(data)
+        case 'proposal': {
+          const proposal = decode(ProposalSchema, data)
+          return proposal === undefined ? 'reject' : this.acceptProposal(proposal)
+        }
+        case 'vote': {
+          const vote = decode(VoteSchema, data)
+          return vote === undefined ? 'reject' : this.acceptVote(vote)
+        }
+        case 'status': {
+          const status = decode(StatusSchema, data)
+          if (status === undefined) return 'reject'
+          this.onStatus(status.peer_id, status.height, status.round)
+          return 'accept'
+        }
+        default:
+          return 'ignore'
+      }
+    } catch (err) {
+      this.log.warn({ err, topic, from }, 'gossip handler failed')
+      return 'ignore'
+    }
+  }
+
+  private async onTx (data: Uint8Array): Promise<Validation> {
+    const tx = decode(TransactionSchema, data)
+    if (tx === undefined) return 'reject'
+    if (this.node.mempool.get(tx.id) !== undefined || this.node.store.getTx(tx.id) !== undefined) return 'ignore'
+    try {
+      await this.node.admit(checkSubmission(tx, this.node.clock.now()))
+      return 'accept'
+    } catch (err) {
+      if (err instanceof KithError && (err.code === 'TX_BAD_SIGNATURE' || err.code === 'TX_MALFORMED')) return 'reject'
+      return 'ignore'
+    }
+  }
+
+  private acceptProposal (p: Proposal): Validation {
+    const height = this.node.head().height + 1
+    if (p.height < height) return 'ignore'
+    const signature = fromBase64(p.signature)
+    if (signature === undefined || !verify(proposalSignBytes(this.node.genesis.chain_id, p), signature, Buffer.from(p.proposer, 'hex'))) return 'reject'
+    if (p.height > height) {
+      if (p.height === height + 1 && this.nextProposals.length < MAX_BUFFERED_PROPOSALS) this.nextProposals.push(p)
+      return 'ignore'
+    }
+    if (p.proposer !== this.node.proposerOf(p.height, p.round)) return 'reject'
+    let valid = true
+    try {
+      this.node.checkBlock(p.block, p.block_hash, { localTime: true })
+    } catch (err) {
+      if (!(err instanceof KithError)) throw err
+      valid = false
+      this.log.warn({ height: p.height, round: p.round, reason: err.message }, 'proposal carries an invalid block')
+    }
+    this.node.pushConsensus({ type: 'proposal', proposal: p, valid })
+    return valid ? 'accept' : 'ignore'
+  }
+
+  private acceptVote (vote: Vote): Validation {
+    const height = this.node.head().height + 1
+    if (vote.height < height || vote.height > height + 1) return 'ignore'
+    const key = `${vote.validator}|${vote.height}|${vote.round}|${vote.type}|${vote.block_hash ?? ''}|${vote.signature}`
+    if (!this.verifiedVotes.has(key)) {
+      if (!this.node.validators(vote.height).some((v) => v.pub_key === vote.validator)) return vote.height === height ? 'reject' : 'ignore'
+      const signature = fromBase64(vote.signature)
+      if (signature === undefined || !verify(voteSignBytes(this.node.genesis.chain_id, vote), signature, Buffer.from(vote.validator, 'hex'))) return 'reject'
+      if (this.verifiedVotes.size > MAX_VERIFIED_CACHE) this.verifiedVotes.clear()
+      this.verifiedVotes.add(key)
+    }
+    this.node.pushConsensus({ type: 'vote', vote })
+    return 'accept'
+  }
+
+  // ---- status, catch-up and block sync ----
+
+  private announceStatus (): void {
+    if (this.port === undefined || this.stopped) return
+    const status = this.node.engine.status()
+    this.broadcast('status', { peer_id: this.port.peerId, height: this.node.head().height + 1, round: status.round, at: this.node.clock.now() })
+  }
+
+  /** A peer is at (height, round): pull blocks if it is ahead, or the votes it holds at our height. */
+  onStatus (peerId: string, height: number, round: number): void {
+    if (this.port === undefined || peerId === this.port.peerId || this.stopped) return
+    const ours = this.node.head().height + 1
+    if (height > ours) void this.syncFrom(peerId)
+    else if (height === ours && round >= 0) void this.catchUpFrom(peerId)
+  }
+
+  private async catchUpFrom (peerId: string): Promise<void> {
+    if (this.catchUpInFlight.has(peerId) || this.port === undefined) return
+    this.catchUpInFlight.add(peerId)
+    try {
+      const height = this.node.head().height + 1
+      const request: Request = { type: 'catchup', height, round: this.node.engine.status().round }
+      const response = decode(CatchUpResponseSchema, await this.port.request(peerId, encode(request), { timeoutMs: 5000 }))
+      if (response === undefined) return
+      for (const p of response.proposals) this.acceptProposal(p)
+      for (const v of response.votes) this.acceptVote(v)
+    } catch (err) {
+      this.log.debug({ err, peerId }, 'catch-up request failed')
+    } finally {
+      this.catchUpInFlight.delete(peerId)
+    }
+  }
+
+  /** Block sync: fetch committed blocks with their certificates from a peer that is ahead. */
+  private async syncFrom (peerId: string): Promise<void> {
+    if (this.syncing || this.port === undefined) return
+    this.syncing = true
+    try {
+      for (;;) {
+        if (this.stopped) return
+        const from = this.node.head().height + 1
+        const request: Request = { type: 'blocks', from, count: SYNC_BATCH }
+        const response = decode(BlocksResponseSchema, await this.port.request(peerId, encode(request), { timeoutMs: 15_000 }))
+        if (response === undefined || response.blocks.length === 0) return
+        for (const synced of response.blocks) {
+          if (synced.block.header.height < this.node.head().height + 1) continue
+          await this.node.commitSynced(synced.block, synced.hash, synced.commit)
+        }
+        this.log.info({ peerId, height: this.node.head().height }, 'synced blocks')
+        if (response.blocks.length < SYNC_BATCH) return
+      }
+    } catch (err) {
+      this.log.warn({ err, peerId }, 'block sync from peer failed')
+    } finally {
+      this.syncing = false
+    }
+  }
+
+  async onRequest (data: Uint8Array, _from: string): Promise<Uint8Array> {
+    const request = decode(RequestSchema, data)
+    if (request === undefined) throw new Error('malformed request')
+    if (request.type === 'catchup') {
+      if (request.height !== this.node.head().height + 1) return encode({ proposals: [], votes: [] })
+      return encode(this.node.engine.catchUp(request.round))
+    }
+    const blocks: SyncedBlock[] = []
+    let txs = 0
+    const head = this.node.head().height
+    for (let h = request.from; h < request.from + request.count && h <= head && txs < MAX_SYNC_RESPONSE_TXS; h++) {
+      const stored = this.node.storedBlock(h)
+      if (stored === undefined || stored.commit === null) break
+      blocks.push({ block: stored.block, hash: stored.hash, commit: stored.commit })
+      txs += stored.block.txs.length
+    }
+    return encode({ blocks })
+  }
+}

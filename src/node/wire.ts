@@ -1,0 +1,93 @@
+/**
+ * Messages nodes exchange over gossip and request-response, with the schemas that check every
+ * message from the network before anything acts on it. JSON on the wire.
+ */
+import { z } from 'zod'
+import { TransactionSchema, type Block, type Commit } from '../chain/index.js'
+import type { Proposal, Vote } from '../consensus/index.js'
+
+const Hash = z.string().regex(/^[0-9a-f]{64}$/)
+const Pubkey = z.string().regex(/^[0-9a-f]{64}$/)
+const Height = z.number().int().min(0)
+const Round = z.number().int().min(0).max(1_000_000)
+const Sig = z.string().min(1).max(200)
+
+export const VoteSchema = z.object({
+  type: z.enum(['prevote', 'precommit']),
+  height: Height,
+  round: Round,
+  block_hash: Hash.nullable(),
+  validator: Pubkey,
+  signature: Sig
+})
+
+export const CommitSchema = z.object({
+  height: Height,
+  round: Round,
+  block_hash: Hash,
+  signatures: z.array(z.object({ validator: Pubkey, signature: Sig })).max(10_000)
+})
+
+export const BlockSchema = z.object({
+  header: z.object({
+    chain_id: z.string(),
+    height: Height,
+    time: z.number().int().min(0),
+    prev_hash: Hash,
+    tx_root: Hash,
+    state_root: Hash,
+    proposer: Pubkey,
+    last_commit_hash: z.string()
+  }),
+  txs: z.array(TransactionSchema).max(100_000),
+  last_commit: CommitSchema.nullable()
+})
+
+export const ProposalSchema = z.object({
+  height: Height,
+  round: Round,
+  pol_round: z.number().int().min(-1),
+  block: BlockSchema,
+  block_hash: Hash,
+  proposer: Pubkey,
+  signature: Sig
+})
+
+export const StatusSchema = z.object({
+  peer_id: z.string().max(200),
+  height: Height,
+  round: Round,
+  /** makes each announcement unique, so gossip's duplicate filter lets it through */
+  at: z.number()
+})
+export type Status = z.output<typeof StatusSchema>
+
+export const RequestSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('blocks'), from: z.number().int().min(1), count: z.number().int().min(1).max(100) }),
+  z.object({ type: z.literal('catchup'), height: Height, round: Round })
+])
+export type Request = z.output<typeof RequestSchema>
+
+export const SyncedBlockSchema = z.object({ block: BlockSchema, hash: Hash, commit: CommitSchema })
+export const BlocksResponseSchema = z.object({ blocks: z.array(SyncedBlockSchema) })
+export const CatchUpResponseSchema = z.object({ proposals: z.array(ProposalSchema), votes: z.array(VoteSchema) })
+
+export interface SyncedBlock { block: Block, hash: string, commit: Commit }
+
+export function encode (value: unknown): Uint8Array {
+  return Buffer.from(JSON.stringify(value), 'utf8')
+}
+
+/** Parses and checks a network message; undefined when it is not valid JSON of that shape. */
+export function decode<T extends z.ZodType> (schema: T, data: Uint8Array): z.output<T> | undefined {
+  let value: unknown
+  try {
+    value = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'))
+  } catch {
+    return undefined
+  }
+  const result = schema.safeParse(value)
+  return result.success ? result.data : undefined
+}
+
+export type { Proposal, Vote }
