@@ -1,0 +1,107 @@
+/**
+ * `npm run bench`: the node's throughput benchmark (bench/throughput.ts) beside the physical
+ * limits measured in the same run (openssl and libsodium Ed25519 verify/s on one core), then
+ * the storage benchmark (bench/storage.ts) when it is present. Prints markdown to stdout,
+ * progress to stderr. Exits 0 on success.
+ *
+ * Flags: --quick (one short run, no profile, no storage), --no-profile, --no-storage,
+ *        --duration-ms N, --concurrency 16,64,256, --json FILE (raw results).
+ */
+import { existsSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { generateKeyPair, sign, verify } from '../src/crypto/index.js'
+import { opensslEd25519Speed, type OpensslResult } from './lib/openssl.js'
+import { machineInfo } from './lib/proc.js'
+import { formatThroughput, runThroughputBench, type ThroughputConfig } from './throughput.js'
+
+const log = (line: string): void => { console.error(line) }
+
+function flag (name: string): string | undefined {
+  const i = process.argv.indexOf(name)
+  return i >= 0 ? process.argv[i + 1] : undefined
+}
+
+/**
+ * libsodium (sodium-native) Ed25519 verifies per CPU second of this thread (what the node uses);
+ * divided by CPU time, not wall time, like `openssl speed`, so other load does not lower it.
+ */
+function sodiumVerifyPerSec (seconds = 1): number {
+  const { publicKey, secretKey } = generateKeyPair()
+  const msgs = Array.from({ length: 64 }, (_, i) => Buffer.from(JSON.stringify({ id: `bench-${i}`, type: 'TRANSFER', pad: 'x'.repeat(300) })))
+  const sigs = msgs.map((m) => sign(m, secretKey))
+  const cpu0 = process.cpuUsage()
+  const end = performance.now() + seconds * 1000
+  let n = 0
+  while (performance.now() < end) {
+    for (let i = 0; i < msgs.length; i++) if (!verify(msgs[i], sigs[i], publicKey)) throw new Error('verify failed')
+    n += msgs.length
+  }
+  const cpu = process.cpuUsage(cpu0)
+  return n / ((cpu.user + cpu.system) / 1e6)
+}
+
+function fmt (x: number): string {
+  return Math.round(x).toLocaleString('en-US')
+}
+
+async function main (): Promise<void> {
+  const quick = process.argv.includes('--quick')
+  const machine = machineInfo()
+  const out: string[] = []
+  out.push('# kith benchmarks', '',
+    `- date: ${machine.date}`,
+    `- machine: ${machine.nproc} cores, ${machine.cpuModel}, ${machine.memTotal} RAM, ${machine.kernel}`,
+    `- node: ${process.version}; load average at start: ${machine.loadavg}`, '')
+
+  log('openssl speed -seconds 3 ed25519...')
+  const openssl: OpensslResult = await opensslEd25519Speed(3)
+  log('libsodium verify rate...')
+  const sodium = sodiumVerifyPerSec(1)
+
+  const config: Partial<ThroughputConfig> = {}
+  if (quick) Object.assign(config, { concurrencies: [64], durationMs: 5000, poolSize: 40_000, profile: null })
+  const duration = flag('--duration-ms')
+  if (duration !== undefined) config.durationMs = Number(duration)
+  const conc = flag('--concurrency')
+  if (conc !== undefined) config.concurrencies = conc.split(',').map(Number)
+  if (process.argv.includes('--no-profile')) config.profile = null
+  const throughput = await runThroughputBench(config, log)
+
+  const best = throughput.runs.reduce((m, r) => (r.confirmedPerSec > m.confirmedPerSec ? r : m), throughput.runs[0])
+  out.push('## Throughput: signed TRANSFERs, submit to commit', '', formatThroughput(throughput), '')
+  out.push('## Physical limits on this machine', '',
+    '| limit | per second | source |', '|---|--:|---|',
+    openssl.available
+      ? `| Ed25519 verify, one core, OpenSSL | ${fmt(openssl.verifyPerSec)} | \`openssl speed -seconds 3 ed25519\` (${openssl.version}), this run |`
+      : `| Ed25519 verify, one core, OpenSSL | n/a | ${openssl.reason} |`,
+    ...(openssl.available ? [`| Ed25519 sign, one core, OpenSSL | ${fmt(openssl.signPerSec)} | same |`] : []),
+    `| Ed25519 verify, one core, libsodium (sodium-native, as the node uses it) | ${fmt(sodium)} | in-process loop, this run |`,
+    '| bare node:http, GET, 64 conns | 64,827 | wrk, /work/shared/research/ecosystem.md §6 |',
+    '| koa 3 + @koa/router, GET, 64 conns | 28,683 | wrk, same |',
+    `| **kith node, confirmed TRANSFERs** | **${fmt(best.confirmedPerSec)}** (C=${best.concurrency}) | this run; target 5,000 |`, '')
+
+  let storage: unknown
+  const storageJs = path.join(path.dirname(fileURLToPath(import.meta.url)), 'storage.js')
+  if (!quick && !process.argv.includes('--no-storage') && existsSync(storageJs)) {
+    try {
+      const mod = await import(pathToFileURL(storageJs).href) as { runStorageBench?: () => Promise<unknown>, formatStorageBench?: (r: unknown) => string }
+      if (typeof mod.runStorageBench === 'function') {
+        log('storage benchmark...')
+        storage = await mod.runStorageBench()
+        out.push('## Storage', '', typeof mod.formatStorageBench === 'function' ? mod.formatStorageBench(storage) : '```\n' + JSON.stringify(storage, null, 2) + '\n```', '')
+      }
+    } catch (err) {
+      out.push('## Storage', '', `storage benchmark failed: ${err instanceof Error ? err.message : String(err)}`, '')
+    }
+  }
+
+  console.log(out.join('\n'))
+  const jsonFile = flag('--json')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, storage }, null, 2) + '\n')
+}
+
+main().then(() => { process.exitCode = 0 }, (err: unknown) => {
+  console.error(err)
+  process.exitCode = 1
+})
