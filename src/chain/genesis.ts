@@ -2,7 +2,8 @@
 import { z } from 'zod'
 import { canonicalJson } from './canonical-json.js'
 import { PubkeySchema } from './tx.js'
-import { MemoryState, StateKeys, nextStateRoot } from './state.js'
+import { MemoryState, StateKeys, nextStateRoot, type StateValue } from './state.js'
+import type { ValidatorSetState } from './validators.js'
 import { sha256Hex } from '../crypto/index.js'
 
 export const ChainParamsSchema = z.object({
@@ -22,6 +23,8 @@ export const GenesisSchema = z.object({
     power: z.number().int().min(1),
     name: z.string().optional()
   })).min(1, 'genesis needs at least one validator'),
+  /** identities that may become validators by staking, besides the genesis validators */
+  candidates: z.array(PubkeySchema).optional(),
   alloc: z.array(z.object({
     pub_key: PubkeySchema,
     amount_ut: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)
@@ -49,6 +52,12 @@ export function genesisState (genesis: Genesis): GenesisState {
   }
   if (!Number.isSafeInteger(supply)) throw new RangeError('genesis allocations exceed the largest exact amount')
   state.data.set(StateKeys.supply, supply)
+  const base = [
+    ...genesis.validators.map((v) => ({ pub_key: v.pub_key, power: v.power, ...(v.name !== undefined ? { name: v.name } : {}) })),
+    ...(genesis.candidates ?? []).filter((c) => !genesis.validators.some((v) => v.pub_key === c)).map((c) => ({ pub_key: c, power: 0 }))
+  ]
+  const valset: ValidatorSetState = { base, active: base.filter((v) => v.power > 0), pending: null }
+  state.data.set(StateKeys.valset, valset as unknown as StateValue)
   state.data.set(StateKeys.totalTxs, 0)
   const stateRoot = nextStateRoot(genesisHash(genesis), new Map(state.data))
   return { state, stateRoot }

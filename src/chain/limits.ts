@@ -8,3 +8,7 @@ export const TIMESTAMP_TOLERANCE_MS = 5 * 60 * 1000
  * when the node comes back (ids, not timestamps, prevent replay).
  */
 export const MAX_TX_AGE_IN_BLOCK_MS = 24 * 60 * 60 * 1000
+/** µT of stake per unit of voting power. */
+export const POWER_UNIT_UT = 1_000_000_000
+/** Heights between the block that changes stakes and the first height the new set decides. */
+export const VALSET_DELAY = 2

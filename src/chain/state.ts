@@ -19,6 +19,8 @@ export type WriteSet = Map<string, StateValue | null>
 export const StateKeys = {
   balance: (pubkey: string) => `bal:${pubkey}`,
   txSeen: (id: string) => `txid:${id}`,
+  stake: (pubkey: string) => `stake:${pubkey}`,
+  valset: 'valset',
   supply: 'supply',
   totalTxs: 'total_txs'
 } as const

@@ -4,6 +4,9 @@ import { join, resolve } from 'node:path'
 import { Command, Option } from 'commander'
 import { pino } from 'pino'
 import { createApi } from '../api/index.js'
+import { P2PHost } from '../p2p/index.js'
+import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
+import { createTestnet } from './testnet.js'
 import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
 import {
@@ -77,10 +80,24 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     mempoolMaxTxs: config.mempool_max_txs,
     logger
   })
-  const api = createApi({ node, nodeId: toHex(loaded.nodeKey.publicKey), env, logger })
+  const p2p = await P2PHost.create({
+    nodeKeySeed: seedOf(loaded.nodeKey),
+    listen: config.p2p_listen,
+    peers: config.peers,
+    chainId: loaded.genesis.chain_id,
+    nodeVersion: NODE_VERSION,
+    protocolVersion: PROTOCOL_VERSION,
+    logger: logger.child({ module: 'libp2p' })
+  }, {
+    onGossip: async (topic, data, from) => await node.network.onGossip(topic, data, from),
+    onRequest: async (data, from) => await node.network.onRequest(data, from)
+  })
+  node.attachNetwork(p2p)
+  const api = createApi({ node, nodeId: p2p.peerId, env, logger })
   const { host, port } = parseListenAddr(config.stats_addr)
   const address = await api.listen(host, port)
   node.start()
+  logger.info({ peerId: p2p.peerId, addrs: p2p.multiaddrs() }, 'p2p listening')
   const shownHost = address.family === 'IPv6' ? (address.address === '::' ? 'localhost' : `[${address.address}]`) : address.address
   logger.info({ url: `http://${shownHost}:${address.port}`, port: address.port, home }, 'http listening')
 
@@ -92,6 +109,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     setTimeout(() => { logger.error('shutdown took too long; exiting'); process.exit(1) }, SHUTDOWN_GRACE_MS).unref()
     void (async () => {
       await api.close()
+      await p2p.stop()
       await node.stop()
       logger.info('stopped')
       logger.flush()
@@ -131,6 +149,24 @@ export function buildProgram (): Command {
     startCmd.addOption(option)
   }
   startCmd.action(start)
+
+  program.command('testnet')
+    .description('write one home per validator, sharing one genesis, for a local network on 127.0.0.1')
+    .requiredOption('--validators <n>', 'number of validators')
+    .requiredOption('--output <dir>', 'directory for node0 … node{N-1}')
+    .option('--base-port <p>', 'node i: HTTP on P+2i, libp2p on P+2i+1', '26000')
+    .option('--chain-id <id>', 'chain id', 'kith-testnet')
+    .option('--alloc <pubkey=ut>', 'credit an Ed25519 pubkey with UT µT at genesis; may repeat', parseAlloc)
+    .action(async (opts: { validators: string, output: string, basePort: string, chainId: string, alloc?: Array<{ pub_key: string, amount_ut: number }> }) => {
+      const nodes = await createTestnet({
+        validators: Number(opts.validators),
+        output: opts.output,
+        basePort: Number(opts.basePort),
+        chainId: opts.chainId,
+        alloc: opts.alloc ?? []
+      })
+      console.log(JSON.stringify({ chain_id: opts.chainId, nodes }, null, 2))
+    })
   return program
 }
 

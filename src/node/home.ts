@@ -31,6 +31,7 @@ export interface InitOptions {
   /** when given, the genesis is shared (testnet) instead of a single-validator one */
   genesis?: Genesis
   validatorKey?: KeyPair
+  nodeKey?: KeyPair
   config?: Partial<NodeConfig>
   now?: number
 }
@@ -61,7 +62,7 @@ export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL('../../../config/defaul
 export async function initHome (dir: string, opts: InitOptions = {}): Promise<Home> {
   if (await exists(join(dir, 'genesis.json'))) throw new Error(`${dir} is already initialised`)
   await mkdir(join(dir, 'data'), { recursive: true })
-  const nodeKey = generateKeyPair()
+  const nodeKey = opts.nodeKey ?? generateKeyPair()
   const validatorKey = opts.validatorKey ?? generateKeyPair()
   const genesis = opts.genesis ?? parseOrThrow(GenesisSchema, {
     chain_id: opts.chainId ?? 'kith-dev',

@@ -8,7 +8,8 @@ import type { Logger } from 'pino'
 import {
   StateKeys, TransactionSchema, blockHash as hashBlock, checkStateless, checkSubmission, commitHash, encodePayload,
   executeBlock, formatTimestamp, genesisHash, genesisState, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
-  type Block, type BlockContext, type CheckedTx, type Commit, type Genesis, type Transaction, type WriteSet
+  validatorSetAt, type Block, type BlockContext, type CheckedTx, type Commit, type Genesis, type Transaction,
+  type ValidatorSetState, type WriteSet
 } from '../chain/index.js'
 import {
   TendermintEngine, proposerFor, type ConsensusInput, type ConsensusRecord, type TimeoutConfig, type Validator
@@ -92,7 +93,7 @@ export class KithNode {
     this.clock = opts.clock ?? systemClock
     this.log = opts.logger.child({ module: 'node' })
     this.mempool = new Mempool(store, { maxTxs: opts.mempoolMaxTxs })
-    this.isValidator = opts.genesis.validators.some((v) => v.pub_key === this.validatorPub)
+    this.isValidator = opts.genesis.validators.some((v) => v.pub_key === this.validatorPub) || (opts.genesis.candidates ?? []).includes(this.validatorPub)
     this.engine = new TendermintEngine({
       chainId: opts.genesis.chain_id,
       self: this.isValidator ? this.validatorPub : undefined,
@@ -190,9 +191,9 @@ export class KithNode {
     return this.mempool.size
   }
 
-  /** The validator set that decides `height` (the genesis set until staking lands). */
-  validators (_height = this.head().height + 1): Validator[] {
-    return this.genesis.validators
+  /** The validator set that decides `height` (known for the next two heights; see STAKE). */
+  validators (height = this.head().height + 1): Validator[] {
+    return validatorSetAt(this.store.get(StateKeys.valset) as unknown as ValidatorSetState, height)
   }
 
   peers (): PeerView[] {

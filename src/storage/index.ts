@@ -89,6 +89,7 @@ export class ChainStore implements StateReader {
   private readonly consensus: Database<StoredRecord, string>
   private readonly proposals: Database<Proposal, ProposalKey>
   private readonly storedProposals = new Set<string>()
+  private cachedHead: ChainHead | undefined
 
   private constructor (path: string, opts: StoreOptions) {
     this.root = open({ path, compression: false, noSync: opts.sync === false, mapSize: 2 ** 34 })
@@ -132,9 +133,12 @@ export class ChainStore implements StateReader {
     return this.stateDb.get(key)
   }
 
+  /** The last committed block; cached, since every submission and read asks for it. */
   head (): ChainHead {
+    if (this.cachedHead !== undefined) return this.cachedHead
     const head = this.meta.get('head') as ChainHead | undefined
     if (head === undefined) throw new Error('store is not initialised')
+    this.cachedHead = head
     return head
   }
 
@@ -208,6 +212,7 @@ export class ChainStore implements StateReader {
       if (record !== undefined && record.height <= height) this.consensus.remove('record')
     })
     this.storedProposals.clear()
+    this.cachedHead = undefined
     await this.root.flushed
   }
 

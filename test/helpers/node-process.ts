@@ -125,6 +125,8 @@ export class NodeProcess {
   async start (): Promise<void> {
     if (this.running) throw new Error('node is already running')
     const args = ['start', '--home', this.home, '--stats-addr', '127.0.0.1:0', '--block-interval-ms', String(this.opts.blockIntervalMs ?? 150)]
+    // A home made here is a lone node: any free port for libp2p (testnet homes keep their own).
+    if (this.tempDir !== undefined) args.push('--p2p-listen', '/ip4/127.0.0.1/tcp/0')
     const child = spawn(KITH_BIN, args, { env: childEnv(this.opts.env ?? {}), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
     this.child = child
     this.running = true
@@ -320,9 +322,10 @@ export async function startNode (opts: StartOptions = {}): Promise<NodeProcess> 
       throw err
     }
   } else {
-    const genesis = JSON.parse(await readFile(join(home, 'genesis.json'), 'utf8')) as { chain_id: string, validators: Array<{ pub_key: string }> }
+    const genesis = JSON.parse(await readFile(join(home, 'genesis.json'), 'utf8')) as { chain_id: string }
     const nodeKey = JSON.parse(await readFile(join(home, 'node_key.json'), 'utf8')) as { pub_key: string }
-    init = { home, chain_id: genesis.chain_id, node_key: nodeKey.pub_key, validator_key: genesis.validators[0]?.pub_key ?? '' }
+    const validatorKey = JSON.parse(await readFile(join(home, 'validator_key.json'), 'utf8')) as { pub_key: string }
+    init = { home, chain_id: genesis.chain_id, node_key: nodeKey.pub_key, validator_key: validatorKey.pub_key }
   }
   const node = new NodeProcess(home, init, opts, tempDir)
   created.add(node)

@@ -542,7 +542,7 @@ describe('genesis', () => {
     assert.equal(bal(state, BOB), 2000)
     assert.equal(num(state, StateKeys.supply), 10_002_000)
     assert.equal(state.get(StateKeys.totalTxs), 0)
-    assert.equal(state.data.size, 4)
+    assert.equal(state.data.size, 5)
   })
 
   test('repeated allocations to one key add up', () => {
@@ -612,12 +612,12 @@ describe('fixed chain vector (docs/protocol.md)', () => {
     '"chain_id":"kith-dev","genesis_time":"2026-01-01T00:00:00Z","params":{"block_reward_ut":0,"max_block_txs":20000},' +
     '"validators":[{"name":"node0","power":1,"pub_key":"adc14011f82d1c56d956aa4f9d73d8858361a606048525e0d08c638dc75dd8c7"}]}'
   const GENESIS_HASH = 'eb3b25c682edaa14619ae301d336c681cc8ab508204a70427dd3918feedcd54c'
-  const GENESIS_STATE_ROOT = '721f4a7fa0cdf754b2c57bd259ba14fba8dea647d8fd011955f0c89d66138abf'
+  const GENESIS_STATE_ROOT = '83ea38aacfa49945e1d49195ecd7883f112b6405d7fb174d3caeeee4532b1a67'
   const TX_ROOT = '1dcba947296dfde2d82c3f4aa8ae0dd10bf3f87f4a63f06beeb9116fa0c1fbf5'
-  const STATE_ROOT_1 = 'a65c3c576192c9912f27d1a62298f9362e9a465ec370d32769cbeb3241bf96ad'
-  const BLOCK_HASH_1 = 'f753ad55cd9e02bad38b64d49229d934bc18635468b4a1955bcd2d5b14f607d3'
-  const PRECOMMIT_1 = '2mZmKz8o14e9eqIHHgD4eev9eaHMONMuk4TafXRVeKlHwibiLrAxYCtkCiOzI1UfimK6PoHRNcHlwx8f6yJhAA=='
-  const COMMIT_HASH_1 = '1bd94f749e8355beae8573dfe5358649d560746ea0bf7bb511525b8806d150fc'
+  const STATE_ROOT_1 = '89d2c468da4481aab3c98467c67d0d14c866b3f4863bbdc2641eb3224bab2804'
+  const BLOCK_HASH_1 = '794e2076bcd6ead187e2ef0c43e8b2ee7264d9989d0cf36b8ac377ae94f1f1c6'
+  const PRECOMMIT_1 = 'XjvAan2dBVXS++MF+4mcl7kw6cxOWqnSdUUqh16QK+sg7MV/t+iufJBp5+ezTzlVbAAIf27NTfGTzpL1fXdiBA=='
+  const COMMIT_HASH_1 = '0b760f8e4e38f6b1f4a3dbe863061bdd078688834d5e8b320db4426029250859'
   const tx = signTx({
     id: 'tx-1', type: 'TRANSFER', from: SENDER, to: RECIPIENT, amount: 1500000, fee: 1000, payload: 'e30=', timestamp: '2026-01-02T03:04:05Z'
   }, senderKey.secretKey)
@@ -631,9 +631,10 @@ describe('fixed chain vector (docs/protocol.md)', () => {
     const { state, stateRoot } = genesisState(genesis)
     assert.equal(stateRoot, GENESIS_STATE_ROOT)
     const stateText = '[["bal:79b5562e8fe654f94078b112e8a98ba7901f853ae695bed7e0e3910bad049664",1000000000000],' +
-      '["supply",1000000000000],["total_txs",0]]'
+      '["supply",1000000000000],["total_txs",0],' +
+      '["valset",{"active":[{"name":"node0","power":1,"pub_key":"adc14011f82d1c56d956aa4f9d73d8858361a606048525e0d08c638dc75dd8c7"}],"base":[{"name":"node0","power":1,"pub_key":"adc14011f82d1c56d956aa4f9d73d8858361a606048525e0d08c638dc75dd8c7"}],"pending":null}]]'
     assert.equal(createHash('sha256').update(Buffer.from(GENESIS_HASH, 'hex')).update(stateText).digest('hex'), GENESIS_STATE_ROOT)
-    assert.equal(state.data.size, 3)
+    assert.equal(state.data.size, 4)
   })
 
   test('block 1: tx_root, write set, state_root, block hash; commit signature and hash', () => {

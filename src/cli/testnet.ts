@@ -1,0 +1,65 @@
+/**
+ * `kith testnet`: one home per validator sharing one genesis, laid out on loopback as
+ * decisions.md fixes it: node i serves HTTP on 127.0.0.1:(P+2i) and libp2p on
+ * /ip4/127.0.0.1/tcp/(P+2i+1), and lists every other node as a peer.
+ */
+import { join, resolve } from 'node:path'
+import { GenesisSchema, formatTimestamp } from '../chain/index.js'
+import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
+import { initHome } from '../node/index.js'
+import { peerIdFromSeed } from '../p2p/index.js'
+import { parseOrThrow } from '../validation.js'
+
+export interface TestnetOptions {
+  validators: number
+  output: string
+  basePort: number
+  chainId: string
+  alloc: Array<{ pub_key: string, amount_ut: number }>
+  /** extra config for every node (block interval, log level) */
+  config?: Record<string, unknown>
+}
+
+export interface TestnetNode {
+  home: string
+  httpPort: number
+  p2pPort: number
+  peerId: string
+  multiaddr: string
+  validatorPub: string
+}
+
+export async function createTestnet (opts: TestnetOptions): Promise<TestnetNode[]> {
+  if (!Number.isInteger(opts.validators) || opts.validators < 1 || opts.validators > 100) throw new Error('--validators must be a whole number from 1 to 100')
+  const members = await Promise.all(Array.from({ length: opts.validators }, async (_, i) => {
+    const nodeKey = generateKeyPair()
+    const validatorKey = generateKeyPair()
+    const peerId = await peerIdFromSeed(seedOf(nodeKey))
+    const p2pPort = opts.basePort + 2 * i + 1
+    return { i, nodeKey, validatorKey, peerId, httpPort: opts.basePort + 2 * i, p2pPort, multiaddr: `/ip4/127.0.0.1/tcp/${p2pPort}/p2p/${peerId}` }
+  }))
+  const genesis = parseOrThrow(GenesisSchema, {
+    chain_id: opts.chainId,
+    genesis_time: formatTimestamp(Date.now()),
+    validators: members.map((m) => ({ pub_key: toHex(m.validatorKey.publicKey), power: 1, name: `node${m.i}` })),
+    alloc: opts.alloc
+  }, 'BAD_REQUEST', 'genesis')
+  const out = resolve(opts.output)
+  const nodes: TestnetNode[] = []
+  for (const m of members) {
+    const home = join(out, `node${m.i}`)
+    await initHome(home, {
+      genesis,
+      nodeKey: m.nodeKey,
+      validatorKey: m.validatorKey,
+      config: {
+        stats_addr: `127.0.0.1:${m.httpPort}`,
+        p2p_listen: [`/ip4/127.0.0.1/tcp/${m.p2pPort}`],
+        peers: members.filter((o) => o.i !== m.i).map((o) => o.multiaddr),
+        ...opts.config
+      }
+    })
+    nodes.push({ home, httpPort: m.httpPort, p2pPort: m.p2pPort, peerId: m.peerId, multiaddr: m.multiaddr, validatorPub: toHex(m.validatorKey.publicKey) })
+  }
+  return nodes
+}
