@@ -111,6 +111,26 @@ export const NodeVersionSchema = z.object({
   build: z.object({ tag: z.string(), commit: z.string(), date: z.string(), dirty: z.string() }).partial().optional()
 }).meta({ id: 'NodeVersion' })
 
+export const BlockSummarySchema = z.object({
+  height: z.number().int(),
+  hash: z.string(),
+  time: z.string().meta({ description: 'ISO 8601 UTC' }),
+  prev_hash: z.string(),
+  state_root: z.string(),
+  tx_root: z.string(),
+  proposer: z.string(),
+  tx_count: z.number().int(),
+  tx_ids: z.array(z.string()),
+  commit: z.object({
+    round: z.number().int(),
+    signers: z.array(z.string()).meta({ description: 'validators whose precommits certify this block' })
+  }).nullable()
+}).meta({ id: 'Block' })
+
+export const BlockParams = z.object({
+  height: z.union([z.literal('latest'), z.coerce.number().int().min(1)]).meta({ description: 'block height, or `latest`' })
+})
+
 export const TxIdParams = z.object({ id: z.string().min(1).max(256) })
 export const AddressParams = z.object({ pubkey: z.string().min(1).max(128).meta({ description: 'Ed25519 pubkey (hex) or address' }) })
 export const AddressQuery = z.object({

@@ -10,7 +10,7 @@ import { createTestnet } from './testnet.js'
 import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
 import {
-  START_FLAGS, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig,
+  START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig,
   KithNode, type NodeConfig
 } from '../node/index.js'
 
@@ -80,6 +80,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     mempoolMaxTxs: config.mempool_max_txs,
     logger
   })
+  const denyPeers = denyListFromEnv()
   const p2p = await P2PHost.create({
     nodeKeySeed: seedOf(loaded.nodeKey),
     listen: config.p2p_listen,
@@ -87,7 +88,8 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     chainId: loaded.genesis.chain_id,
     nodeVersion: NODE_VERSION,
     protocolVersion: PROTOCOL_VERSION,
-    logger: logger.child({ module: 'libp2p' })
+    logger: logger.child({ module: 'libp2p' }),
+    ...(denyPeers !== undefined ? { denyPeers } : {})
   }, {
     onGossip: async (topic, data, from) => await node.network.onGossip(topic, data, from),
     onRequest: async (data, from) => await node.network.onRequest(data, from)

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino'
 import type { Block, Commit } from '../chain/index.js'
 import type { ConsensusEffect, ConsensusEngine, ConsensusInput, ConsensusRecord, Proposal, Vote } from '../consensus/index.js'
+import { crashIfAt } from './faults.js'
 
 export interface DriverHost {
   now (): number
@@ -85,6 +86,7 @@ export class ConsensusDriver {
       }
       case 'persist':
         await this.host.persist(effect.record)
+        crashIfAt('after-persist')
         return
       case 'broadcast-proposal':
         this.host.broadcastProposal(effect.proposal)
@@ -93,7 +95,9 @@ export class ConsensusDriver {
         this.host.broadcastVote(effect.vote)
         return
       case 'commit':
+        crashIfAt('before-commit')
         await this.host.commitBlock(effect.block, effect.blockHash, effect.commit)
+        crashIfAt('after-commit')
         this.push(this.host.nextHeightInput())
     }
   }

@@ -2,3 +2,4 @@
 export * from './config.js'
 export * from './home.js'
 export * from './node.js'
+export { denyListFromEnv } from './faults.js'

@@ -53,6 +53,7 @@ export class NetworkBridge {
   private readonly verifiedVotes = new Set<string>()
   private readonly verifiedCommits = new Set<string>()
   private stopped = false
+  private readonly reportedEquivocators = new Set<string>()
 
   constructor (private readonly node: KithNode, private readonly log: Logger) {}
 
@@ -179,6 +180,11 @@ export class NetworkBridge {
 
   private announceStatus (): void {
     if (this.port === undefined || this.stopped) return
+    for (const validator of this.node.engine.equivocators) {
+      if (this.reportedEquivocators.has(validator)) continue
+      this.reportedEquivocators.add(validator)
+      this.log.warn({ validator }, 'validator equivocated: signed two different votes for one step')
+    }
     const status = this.node.engine.status()
     this.broadcast('status', { peer_id: this.port.peerId, height: this.node.head().height + 1, round: status.round, at: this.node.clock.now() })
   }

@@ -20,6 +20,7 @@ import { Mempool } from '../mempool/index.js'
 import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock, type StoredTx } from '../storage/index.js'
 import { parseOrThrow } from '../validation.js'
 import { ConsensusDriver } from './consensus-driver.js'
+import { crashIfAt } from './faults.js'
 import { NetworkBridge, type NetworkPort, type PeerView } from './network.js'
 
 export interface Clock {
@@ -368,7 +369,10 @@ export class KithNode {
       const summary = this.store.getBlockSummary(block.header.height) as BlockSummary
       this.log.debug({ height: summary.height, txs: summary.tx_count, fromSync }, 'block committed')
       this.events.emit('block', summary, block.txs)
-      if (fromSync) this.driver.push(this.nextHeightInput())
+      if (fromSync) {
+        crashIfAt('after-sync-commit')
+        this.driver.push(this.nextHeightInput())
+      }
     })
     this.commitChain = run.catch(() => {})
     await run

@@ -48,6 +48,7 @@ const SERVE_TIMEOUT_MS = 60_000
  */
 const MAX_RPC_FRAME_BYTES = MAX_GOSSIP_BYTES + 2 * 1024 * 1024
 const MAX_ERROR_MESSAGE_BYTES = 1024
+const MAX_KNOWN_VERSIONS = 1024
 const STATUS_OK = 0
 const STATUS_ERROR = 1
 
@@ -180,7 +181,7 @@ export class P2PHost {
 
   private constructor (private readonly opts: P2POptions, private readonly handlers: P2PHandlers, peerId: string) {
     this.peerId = peerId
-    this.log = opts.logger.child({ module: 'p2p-host' })
+    this.log = opts.logger
     this.protocol = requestProtocol(opts.chainId)
     this.topicNames = topicNames(opts.chainId)
     for (const t of GOSSIP_TOPICS) this.topicByName.set(this.topicNames[t], t)
@@ -189,7 +190,10 @@ export class P2PHost {
     this.redialer = new Redialer(this.configured, {
       isConnected: (id) => this.isConnected(id),
       isDenied: (id) => this.isDenied(id),
-      dial: async (target) => { await this.libp2p.dial(multiaddr(target.addr), { signal: AbortSignal.timeout(DEFAULT_REQUEST_TIMEOUT_MS) }) },
+      dial: async (target) => {
+        this.log.debug({ peerId: target.peerId, addr: target.addr }, 'dialing peer')
+        await this.libp2p.dial(multiaddr(target.addr), { signal: AbortSignal.timeout(DEFAULT_REQUEST_TIMEOUT_MS) })
+      },
       now: () => Date.now(),
       onDialError: (target, err, retryInMs) => this.log.debug({ peerId: target.peerId, addr: target.addr, retryInMs, err: errorText(err) }, 'dial failed')
     })
@@ -321,6 +325,7 @@ export class P2PHost {
       throw new P2PError('P2P_REMOTE_ERROR', Buffer.from(body).toString('utf8'))
     } catch (err) {
       if (controller.signal.aborted) throw new P2PError('P2P_TIMEOUT', `request to ${peerId} timed out after ${timeoutMs} ms`, { cause: err })
+      if (isP2PError(err) && err.code === 'P2P_REMOTE_ERROR') throw err
       stream?.abort(err instanceof Error ? err : new Error(String(err)))
       if (isP2PError(err)) throw err
       throw new P2PError('P2P_REQUEST_FAILED', `request to ${peerId} failed: ${errorText(err)}`, { cause: err })
@@ -333,6 +338,7 @@ export class P2PHost {
   peers (): PeerInfo[] {
     const out = new Map<string, PeerInfo>()
     for (const conn of this.libp2p.getConnections()) {
+      if (conn.status !== 'open') continue
       const id = conn.remotePeer.toString()
       const info = out.get(id) ?? this.peerInfo(id, true)
       info.addrs.push(conn.remoteAddr.toString())
@@ -398,7 +404,7 @@ export class P2PHost {
   // ---- internals ----
 
   private isConnected (peerId: string): boolean {
-    return this.libp2p.getConnections().some((c) => c.remotePeer.toString() === peerId)
+    return this.libp2p.getConnections().some((c) => c.status === 'open' && c.remotePeer.toString() === peerId)
   }
 
   private isDenied (peerId: string): boolean {
@@ -415,7 +421,7 @@ export class P2PHost {
     if (this.stopped) return
     if (this.opts.denyPeers !== undefined) {
       for (const conn of this.libp2p.getConnections()) {
-        if (this.isDenied(conn.remotePeer.toString())) {
+        if (conn.status === 'open' && this.isDenied(conn.remotePeer.toString())) {
           conn.close().catch((err: unknown) => {
             conn.abort(err instanceof Error ? err : new Error(String(err)))
           })
@@ -504,7 +510,13 @@ export class P2PHost {
     const v = decodeVersion(data)
     // a message signed by one peer claiming to be another, or for another chain, is provably bad
     if (v === undefined || v.peer_id !== from || v.chain_id !== this.opts.chainId) return 'reject'
+    // most recent last, bounded: any key can sign announcements, not only our peers'
+    this.versions.delete(from)
     this.versions.set(from, { version: v.node_version, protocolVersion: v.protocol_version, height: v.height })
+    if (this.versions.size > MAX_KNOWN_VERSIONS) {
+      const oldest = this.versions.keys().next().value
+      if (oldest !== undefined) this.versions.delete(oldest)
+    }
     return 'accept'
   }
 

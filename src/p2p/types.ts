@@ -27,6 +27,7 @@ export interface P2POptions {
   protocolVersion: number
   /** default 64 */
   maxConnections?: number
+  /** used as given: pass a child logger that names the subsystem */
   logger: Logger
   /**
    * Peers to refuse: inbound and outbound connections are denied and open ones closed (checked

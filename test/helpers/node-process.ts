@@ -254,6 +254,11 @@ export class NodeProcess {
     return result
   }
 
+  /** Resolves when the running process exits on its own (a crash point, a fatal error). */
+  whenExited (): Promise<ExitInfo> {
+    return this.exited
+  }
+
   /** SIGKILL: no shutdown code runs. Resolves once the process is gone. */
   async kill9 (): Promise<ExitInfo> {
     this.killSync()

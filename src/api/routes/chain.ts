@@ -6,7 +6,7 @@ import { BUILD, NODE_VERSION, PROTOCOL_VERSION } from '../../version.js'
 import { presentAddressTx, presentTx, isoTime } from '../present.js'
 import { route, type AnyRoute } from '../route.js'
 import {
-  AddressParams, AddressQuery, AddressSummarySchema, ErrorSchema, NetStatsSchema, NetworkInfoSchema, NodeVersionSchema,
+  AddressParams, AddressQuery, AddressSummarySchema, BlockParams, BlockSummarySchema, ErrorSchema, NetStatsSchema, NetworkInfoSchema, NodeVersionSchema,
   PeersSchema, SubmitResponseSchema, TransactionSchema, TxDetailSchema, TxIdParams, ValidatorsSchema
 } from '../schemas.js'
 
@@ -77,6 +77,32 @@ export function chainRoutes (node: KithNode, nodeId: string): AnyRoute[] {
           transactions: items.map(presentAddressTx),
           tx_count: count,
           has_more: count > items.length
+        }
+      }
+    }),
+    route({
+      method: 'get',
+      path: '/api/blocks/{height}',
+      tag: 'chain',
+      summary: 'A committed block: header, transaction ids and the validators that certified it',
+      params: BlockParams,
+      responses: { 200: { description: 'block', schema: BlockSummarySchema }, 404: { description: 'no block at that height yet', schema: ErrorSchema } },
+      handler: ({ params }) => {
+        const height = params.height === 'latest' ? node.head().height : params.height
+        const stored = height >= 1 ? node.storedBlock(height) : undefined
+        if (stored === undefined) throw new KithError('NOT_FOUND', `no block at height ${String(params.height)}`)
+        const { header, txs } = stored.block
+        return {
+          height,
+          hash: stored.hash,
+          time: isoTime(header.time),
+          prev_hash: header.prev_hash,
+          state_root: header.state_root,
+          tx_root: header.tx_root,
+          proposer: header.proposer,
+          tx_count: txs.length,
+          tx_ids: txs.map((tx) => tx.id),
+          commit: stored.commit === null ? null : { round: stored.commit.round, signers: stored.commit.signatures.map((sig) => sig.validator) }
         }
       }
     }),

@@ -51,12 +51,35 @@ describe('Redialer', () => {
     r.tick()
     net.dials[net.dials.length - 1].settle(true)
     await flush()
+    r.tick()
+    net.now += 1000
+    r.tick()
+    assert.equal(r.backoffOf('p'), 30_000, 'not reset before the connection proves stable')
+    net.now += 1000
+    r.tick()
     assert.equal(r.backoffOf('p'), 500)
     // disconnected again: dialed on the next tick, not after the old backoff
     net.connected.clear()
     const before = net.dials.length
     r.tick()
     assert.equal(net.dials.length, before + 1)
+  })
+
+  test('a connection cut right after the dial counts as a failure', async () => {
+    const net = new FakeNet()
+    const r = new Redialer([{ peerId: 'p', addr: '/x' }], net.port)
+    for (let i = 0; i < 200; i++) {
+      net.now += 50
+      r.tick()
+      const d = net.dials.find((x) => x.at === net.now)
+      if (d !== undefined) {
+        d.settle(true)
+        await flush()
+        net.connected.clear() // the remote closes it at once
+      }
+    }
+    const gaps = net.dials.slice(1).map((d, i) => d.at - net.dials[i].at)
+    assert.deepEqual(gaps, [500, 1000, 2000, 4000])
   })
 
   test('a denied peer is not dialed and gains no backoff; connected peers are left alone', async () => {
