@@ -6,13 +6,13 @@
  * node (and drops re-publication of identical bytes), so liveness rests on these pulls.
  */
 import type { Logger } from 'pino'
-import { TransactionSchema, checkSubmission, commitHash, type Commit } from '../chain/index.js'
+import { checkSubmission, commitHash, type Commit, type Transaction } from '../chain/index.js'
 import { proposalSignBytes, verifyCommit, voteSignBytes, type Proposal, type Validator, type Vote } from '../consensus/index.js'
 import { fromBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import type { KithNode } from './node.js'
 import {
-  BlocksResponseSchema, CatchUpResponseSchema, ProposalSchema, RequestSchema, StatusSchema, VoteSchema, decode, encode,
+  BlocksResponseSchema, CatchUpResponseSchema, ProposalSchema, RequestSchema, StatusSchema, TxBatchSchema, VoteSchema, decode, encode,
   type Request, type SyncedBlock
 } from './wire.js'
 
@@ -38,6 +38,12 @@ export interface NetworkPort {
 }
 
 const STATUS_INTERVAL_MS = 1000
+/**
+ * Transactions are gossiped in batches: every gossip message is signed by its author, and one
+ * signature per transaction cost more than verifying the transaction itself.
+ */
+const TX_BATCH_MS = 20
+const TX_BATCH_MAX = 500
 const SYNC_BATCH = 20
 const MAX_SYNC_RESPONSE_TXS = 20_000
 const MAX_BUFFERED_PROPOSALS = 16
@@ -54,6 +60,8 @@ export class NetworkBridge {
   private readonly verifiedCommits = new Set<string>()
   private stopped = false
   private readonly reportedEquivocators = new Set<string>()
+  private txBatch: Transaction[] = []
+  private txBatchTimer: NodeJS.Timeout | undefined
 
   constructor (private readonly node: KithNode, private readonly log: Logger) {}
 
@@ -67,14 +75,33 @@ export class NetworkBridge {
   stop (): void {
     this.stopped = true
     if (this.statusTimer !== undefined) clearInterval(this.statusTimer)
+    if (this.txBatchTimer !== undefined) clearTimeout(this.txBatchTimer)
   }
 
   peers (): PeerView[] {
     return this.port?.peers() ?? []
   }
 
+  /** Queues an accepted transaction for the next gossip batch. */
+  gossipTx (tx: Transaction): void {
+    if (this.port === undefined || this.stopped) return
+    this.txBatch.push(tx)
+    if (this.txBatch.length >= TX_BATCH_MAX) this.flushTxs()
+    else this.txBatchTimer ??= setTimeout(() => this.flushTxs(), TX_BATCH_MS)
+  }
+
+  private flushTxs (): void {
+    if (this.txBatchTimer !== undefined) clearTimeout(this.txBatchTimer)
+    this.txBatchTimer = undefined
+    const batch = this.txBatch
+    this.txBatch = []
+    if (batch.length > 0) this.broadcast('tx', batch)
+  }
+
   broadcast (topic: GossipTopic, value: unknown): void {
     if (this.port === undefined || this.stopped) return
+    // Nobody to tell (a lone dev node): skip the encoding and the gossip signature.
+    if (!this.port.peers().some((p) => p.connected)) return
     this.port.publish(topic, encode(value)).catch((err: unknown) => this.log.debug({ err, topic }, 'publish failed'))
   }
 
@@ -126,17 +153,22 @@ export class NetworkBridge {
     }
   }
 
+  /** A batch of transactions another node accepted: each is checked as POST /api/tx checks it. */
   private async onTx (data: Uint8Array): Promise<Validation> {
-    const tx = decode(TransactionSchema, data)
-    if (tx === undefined) return 'reject'
-    if (this.node.mempool.get(tx.id) !== undefined || this.node.store.getTx(tx.id) !== undefined) return 'ignore'
-    try {
-      await this.node.admit(checkSubmission(tx, this.node.clock.now()))
-      return 'accept'
-    } catch (err) {
-      if (err instanceof KithError && (err.code === 'TX_BAD_SIGNATURE' || err.code === 'TX_MALFORMED')) return 'reject'
-      return 'ignore'
-    }
+    const batch = decode(TxBatchSchema, data)
+    if (batch === undefined) return 'reject'
+    const outcomes = await Promise.all(batch.map(async (tx): Promise<Validation> => {
+      if (this.node.mempool.get(tx.id) !== undefined || this.node.store.getTx(tx.id) !== undefined) return 'ignore'
+      try {
+        await this.node.admit(checkSubmission(tx, this.node.clock.now()))
+        return 'accept'
+      } catch (err) {
+        if (err instanceof KithError && (err.code === 'TX_BAD_SIGNATURE' || err.code === 'TX_MALFORMED')) return 'reject'
+        return 'ignore'
+      }
+    }))
+    if (outcomes.includes('reject')) return 'reject'
+    return outcomes.includes('accept') ? 'accept' : 'ignore'
   }
 
   private acceptProposal (p: Proposal): Validation {

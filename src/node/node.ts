@@ -159,7 +159,7 @@ export class KithNode {
       throw new KithError('TX_DUPLICATE', `duplicate transaction id ${tx.id}`)
     }
     await this.admit(checkSubmission(tx, this.clock.now()))
-    this.network.broadcast('tx', tx)
+    this.network.gossipTx(tx)
     return { id: tx.id, status: 'accepted' }
   }
 

@@ -12,6 +12,9 @@ const Height = z.number().int().min(0)
 const Round = z.number().int().min(0).max(1_000_000)
 const Sig = z.string().min(1).max(200)
 
+/** The `tx` topic carries batches of transactions (one gossip signature per batch). */
+export const TxBatchSchema = z.array(TransactionSchema).min(1).max(1000)
+
 export const VoteSchema = z.object({
   type: z.enum(['prevote', 'precommit']),
   height: Height,
