@@ -1,5 +1,6 @@
 /** The `kith` command line: init, start (and start --dev). See docs and decisions.md. */
 import { writeFile } from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
 import { Command, Option } from 'commander'
 import { pino } from 'pino'
@@ -80,25 +81,37 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     mempoolMaxTxs: config.mempool_max_txs,
     logger
   })
-  const denyPeers = denyListFromEnv()
-  const p2p = await P2PHost.create({
-    nodeKeySeed: seedOf(loaded.nodeKey),
-    listen: config.p2p_listen,
-    peers: config.peers,
-    chainId: loaded.genesis.chain_id,
-    nodeVersion: NODE_VERSION,
-    protocolVersion: PROTOCOL_VERSION,
-    logger: logger.child({ module: 'libp2p' }),
-    ...(denyPeers !== undefined ? { denyPeers } : {})
-  }, {
-    onGossip: async (topic, data, from) => await node.network.onGossip(topic, data, from),
-    onRequest: async (data, from) => await node.network.onRequest(data, from)
-  })
-  node.attachNetwork(p2p)
-  const api = createApi({ node, nodeId: p2p.peerId, env, logger })
-  const { host, port } = parseListenAddr(config.stats_addr)
-  const address = await api.listen(host, port)
+  // Consensus state is restored whole before the network can say anything (restore is synchronous).
   node.start()
+  let p2p: P2PHost | undefined
+  let api: ReturnType<typeof createApi> | undefined
+  let address: AddressInfo
+  try {
+    const denyPeers = denyListFromEnv()
+    p2p = await P2PHost.create({
+      nodeKeySeed: seedOf(loaded.nodeKey),
+      listen: config.p2p_listen,
+      peers: config.peers,
+      chainId: loaded.genesis.chain_id,
+      nodeVersion: NODE_VERSION,
+      protocolVersion: PROTOCOL_VERSION,
+      logger: logger.child({ module: 'libp2p' }),
+      ...(denyPeers !== undefined ? { denyPeers } : {})
+    }, {
+      onGossip: async (topic, data, from) => await node.network.onGossip(topic, data, from),
+      onRequest: async (data, from) => await node.network.onRequest(data, from)
+    })
+    node.attachNetwork(p2p)
+    api = createApi({ node, nodeId: p2p.peerId, env, logger })
+    const { host, port } = parseListenAddr(config.stats_addr)
+    address = await api.listen(host, port)
+  } catch (err) {
+    // A port in use or a bad listen address: release what started, then report.
+    await api?.close()
+    await p2p?.stop()
+    await node.stop()
+    throw err
+  }
   logger.info({ peerId: p2p.peerId, addrs: p2p.multiaddrs() }, 'p2p listening')
   const shownHost = address.family === 'IPv6' ? (address.address === '::' ? 'localhost' : `[${address.address}]`) : address.address
   logger.info({ url: `http://${shownHost}:${address.port}`, port: address.port, home }, 'http listening')
@@ -110,8 +123,8 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     logger.info({ signal }, 'shutting down')
     setTimeout(() => { logger.error('shutdown took too long; exiting'); process.exit(1) }, SHUTDOWN_GRACE_MS).unref()
     void (async () => {
-      await api.close()
-      await p2p.stop()
+      await api?.close()
+      await p2p?.stop()
       await node.stop()
       logger.info('stopped')
       logger.flush()
