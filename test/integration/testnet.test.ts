@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -79,6 +79,24 @@ describe('a 4-validator testnet on loopback', { timeout: 180_000 }, () => {
     await waitFor(async () => (await height(victim)) >= target, 20_000, { message: 'the restarted validator did not catch up' })
     const [here, there] = await Promise.all([victim.client.getTx(id), nodes[0].client.getTx(id)])
     assert.equal(here.block_hash, there.block_hash)
+  })
+
+  test('an operator joins with a copy of the genesis and --peer: the node syncs and follows without voting', async () => {
+    const home = join(dir, 'follower')
+    await run(KITH_BIN, ['init', '--home', home], { cwd: REPO_ROOT, env: { ...process.env, PATH: `${join(REPO_ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` } })
+    await copyFile(join(dir, 'net', 'node0', 'genesis.json'), join(home, 'genesis.json'))
+    const info = await nodes[0].client.request<{ node_id: string }>('GET', '/api/network-info')
+    const node0Config = JSON.parse(await readFile(join(dir, 'net', 'node0', 'config.json'), 'utf8')) as { p2p_listen: string[] }
+    await writeFile(join(home, 'config.json'), JSON.stringify({ p2p_listen: ['/ip4/127.0.0.1/tcp/0'], peers: [`${node0Config.p2p_listen[0]}/p2p/${info.node_id}`] }))
+    const follower = await startNode({ home, blockIntervalMs: BLOCK_MS })
+    const target = await height(nodes[0])
+    await waitFor(async () => (await height(follower)) >= target, 20_000, { message: 'the follower did not sync' })
+    const id = await send(nodes[1])
+    const [theirs, mine] = await Promise.all([nodes[1].client.waitForConfirmation(id, { timeoutMs: 10_000 }), follower.client.waitForConfirmation(id, { timeoutMs: 10_000 })])
+    assert.equal(mine.block_hash, theirs.block_hash)
+    const validators = await follower.client.request<{ validators: Array<{ pub_key: string }> }>('GET', '/api/validators')
+    assert.ok(!validators.validators.some((v) => v.pub_key === follower.validatorPub), 'the follower is not a validator')
+    await follower.stop()
   })
 
   test('two of four down: nothing is committed; one back: the chain resumes', async () => {
