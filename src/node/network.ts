@@ -12,7 +12,7 @@ import { fromBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import type { KithNode } from './node.js'
 import {
-  BlocksResponseSchema, CatchUpResponseSchema, ProposalSchema, RequestSchema, StatusSchema, TxBatchSchema, VoteSchema, decode, encode,
+  BlocksResponseSchema, CatchUpResponseSchema, ProposalSchema, RequestSchema, StatusSchema, TxBatchSchema, VoteSchema, decode, encode, voteKey,
   type Request, type SyncedBlock
 } from './wire.js'
 
@@ -141,7 +141,7 @@ export class NetworkBridge {
         case 'status': {
           const status = decode(StatusSchema, data)
           if (status === undefined) return 'reject'
-          this.onStatus(status.peer_id, status.height, status.round)
+          this.onStatus(status.peer_id, status.height)
           return 'accept'
         }
         default:
@@ -221,12 +221,15 @@ export class NetworkBridge {
     this.broadcast('status', { peer_id: this.port.peerId, height: this.node.head().height + 1, round: status.round, at: this.node.clock.now() })
   }
 
-  /** A peer is at (height, round): pull blocks if it is ahead, or the votes it holds at our height. */
-  onStatus (peerId: string, height: number, round: number): void {
+  /**
+   * A peer is at (height, round): pull blocks if it is ahead; at the same height, ask for what
+   * it holds that we lack (the request lists what we have, so an answer in step is tiny).
+   */
+  onStatus (peerId: string, height: number): void {
     if (this.port === undefined || peerId === this.port.peerId || this.stopped) return
     const ours = this.node.head().height + 1
     if (height > ours) void this.syncFrom(peerId)
-    else if (height === ours && round >= 0) void this.catchUpFrom(peerId)
+    else if (height === ours) void this.catchUpFrom(peerId)
   }
 
   private async catchUpFrom (peerId: string): Promise<void> {
@@ -234,7 +237,15 @@ export class NetworkBridge {
     this.catchUpInFlight.add(peerId)
     try {
       const height = this.node.head().height + 1
-      const request: Request = { type: 'catchup', height, round: this.node.engine.status().round }
+      const round = this.node.engine.status().round
+      const held = this.node.engine.catchUp(round)
+      const request: Request = {
+        type: 'catchup',
+        height,
+        round,
+        have_votes: held.votes.map(voteKey),
+        have_proposals: held.proposals.map((p) => p.round)
+      }
       const response = decode(CatchUpResponseSchema, await this.port.request(peerId, encode(request), { timeoutMs: 5000 }))
       if (response === undefined) return
       for (const p of response.proposals) this.acceptProposal(p)
@@ -276,7 +287,13 @@ export class NetworkBridge {
     if (request === undefined) throw new Error('malformed request')
     if (request.type === 'catchup') {
       if (request.height !== this.node.head().height + 1) return encode({ proposals: [], votes: [] })
-      return encode(this.node.engine.catchUp(request.round))
+      const { proposals, votes } = this.node.engine.catchUp(request.round)
+      const haveVotes = new Set(request.have_votes)
+      const haveProposals = new Set(request.have_proposals)
+      return encode({
+        proposals: proposals.filter((p) => !haveProposals.has(p.round)),
+        votes: votes.filter((v) => !haveVotes.has(voteKey(v)))
+      })
     }
     const blocks: SyncedBlock[] = []
     let txs = 0

@@ -67,7 +67,14 @@ export type Status = z.output<typeof StatusSchema>
 
 export const RequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('blocks'), from: z.number().int().min(1), count: z.number().int().min(1).max(100) }),
-  z.object({ type: z.literal('catchup'), height: Height, round: Round })
+  z.object({
+    type: z.literal('catchup'),
+    height: Height,
+    round: Round,
+    /** keys (voteKey) of the votes, and rounds of the proposals, the asker already holds */
+    have_votes: z.array(z.string().max(64)).max(10_000).default([]),
+    have_proposals: z.array(Round).max(1000).default([])
+  })
 ])
 export type Request = z.output<typeof RequestSchema>
 
@@ -76,6 +83,11 @@ export const BlocksResponseSchema = z.object({ blocks: z.array(SyncedBlockSchema
 export const CatchUpResponseSchema = z.object({ proposals: z.array(ProposalSchema), votes: z.array(VoteSchema) })
 
 export interface SyncedBlock { block: Block, hash: string, commit: Commit }
+
+/** A short key naming one vote, for "what I already have" lists. */
+export function voteKey (v: Pick<Vote, 'round' | 'type' | 'validator' | 'block_hash'>): string {
+  return `${v.round}${v.type === 'prevote' ? 'p' : 'c'}${v.validator.slice(0, 16)}${(v.block_hash ?? 'nil').slice(0, 12)}`
+}
 
 export function encode (value: unknown): Uint8Array {
   return Buffer.from(JSON.stringify(value), 'utf8')
