@@ -15,6 +15,7 @@ import { jsonBody, privateMode, rateLimit, RateLimiter, requireBearer, type Acce
 import { openApiDocument } from './openapi.js'
 import { koaPath, route, type AnyRoute } from './route.js'
 import { chainRoutes } from './routes/chain.js'
+import { identityRoutes } from './routes/identity.js'
 
 /** How long in-flight requests get to finish when the node shuts down. */
 const CLOSE_GRACE_MS = 3000
@@ -35,7 +36,7 @@ export interface ApiServer {
 export function createApi (opts: ApiOptions): ApiServer {
   const log = opts.logger.child({ module: 'api' })
   const access: AccessOptions = { token: opts.env.apiToken, private: opts.env.apiPrivate }
-  const routes: AnyRoute[] = [...chainRoutes(opts.node, opts.nodeId)]
+  const routes: AnyRoute[] = [...chainRoutes(opts.node, opts.nodeId), ...identityRoutes(opts.node.store)]
   if (!opts.env.disableSwagger) routes.push(...swaggerRoutes(routes))
 
   let closing = false

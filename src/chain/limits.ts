@@ -12,3 +12,6 @@ export const MAX_TX_AGE_IN_BLOCK_MS = 24 * 60 * 60 * 1000
 export const POWER_UNIT_UT = 1_000_000_000
 /** Heights between the block that changes stakes and the first height the new set decides. */
 export const VALSET_DELAY = 2
+/** CONTACT_REQUEST: least anti-spam fee paid to the recipient, and longest intro (code points). */
+export const MIN_CONTACT_FEE_UT = 5000
+export const MAX_INTRO_CHARS = 280

@@ -21,6 +21,13 @@ export const StateKeys = {
   txSeen: (id: string) => `txid:${id}`,
   stake: (pubkey: string) => `stake:${pubkey}`,
   valset: 'valset',
+  identity: (pubkey: string) => `ident:${pubkey}`,
+  devices: (master: string) => `devices:${master}`,
+  deviceOwner: (x25519: string) => `devkey:${x25519}`,
+  contacts: (recipient: string) => `contacts:${recipient}`,
+  relay: (pubkey: string) => `relay:${pubkey}`,
+  relays: 'relays',
+  relayProof: (envelopeId: string) => `relayproof:${envelopeId}`,
   supply: 'supply',
   totalTxs: 'total_txs'
 } as const

@@ -1,6 +1,9 @@
 /** The table of transaction types this node accepts, keyed by type. */
 import type { TxType } from '../tx.js'
 import type { TxRule } from './types.js'
+import { acceptContactRule, contactBlockRule, contactRequestRule } from './contacts.js'
+import { linkDeviceRule, registerKeyRule, unlinkDeviceRule } from './identity.js'
+import { bindWalletRule, heartbeatRule, registerRelayRule, relayProofRule } from './relay.js'
 import { stakeRule, unstakeRule } from './staking.js'
 import { blockRewardRule, transferRule } from './transfer.js'
 
@@ -8,7 +11,19 @@ export const TX_RULES: Partial<Record<TxType, TxRule<unknown>>> = {
   TRANSFER: transferRule,
   BLOCK_REWARD: blockRewardRule,
   STAKE: stakeRule,
-  UNSTAKE: unstakeRule
+  UNSTAKE: unstakeRule,
+  REGISTER_KEY: registerKeyRule,
+  LINK_DEVICE: linkDeviceRule,
+  UNLINK_DEVICE: unlinkDeviceRule,
+  CONTACT_REQUEST: contactRequestRule,
+  ACCEPT_CONTACT: acceptContactRule,
+  CONTACT_BLOCK: contactBlockRule,
+  REGISTER_RELAY: registerRelayRule,
+  HEARTBEAT: heartbeatRule,
+  BIND_WALLET: bindWalletRule,
+  RELAY_PROOF: relayProofRule
 }
+
+export { relayFeeText } from './relay.js'
 
 export type { BlockContext, TxContext, TxRule } from './types.js'
