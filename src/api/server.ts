@@ -16,6 +16,7 @@ import { openApiDocument } from './openapi.js'
 import { koaPath, route, type AnyRoute } from './route.js'
 import { chainRoutes } from './routes/chain.js'
 import { identityRoutes } from './routes/identity.js'
+import { onboardingRoutes, type OnboardingOptions } from './routes/onboarding.js'
 
 /** How long in-flight requests get to finish when the node shuts down. */
 const CLOSE_GRACE_MS = 3000
@@ -25,6 +26,7 @@ export interface ApiOptions {
   nodeId: string
   env: EnvSettings
   logger: Logger
+  onboarding?: OnboardingOptions
 }
 
 export interface ApiServer {
@@ -36,7 +38,11 @@ export interface ApiServer {
 export function createApi (opts: ApiOptions): ApiServer {
   const log = opts.logger.child({ module: 'api' })
   const access: AccessOptions = { token: opts.env.apiToken, private: opts.env.apiPrivate }
-  const routes: AnyRoute[] = [...chainRoutes(opts.node, opts.nodeId), ...identityRoutes(opts.node.store)]
+  const routes: AnyRoute[] = [
+    ...chainRoutes(opts.node, opts.nodeId),
+    ...identityRoutes(opts.node.store),
+    ...onboardingRoutes(opts.node, opts.onboarding ?? { faucet: undefined, amountUt: 0, perIpIntervalMs: 0, perKeyIntervalMs: 0, now: Date.now })
+  ]
   if (!opts.env.disableSwagger) routes.push(...swaggerRoutes(routes))
 
   let closing = false

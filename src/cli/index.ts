@@ -1,14 +1,15 @@
 /** The `kith` command line: init, start (and start --dev). See docs and decisions.md. */
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
 import { Command, Option } from 'commander'
 import { pino } from 'pino'
-import { createApi } from '../api/index.js'
+import { createApi, type OnboardingOptions } from '../api/index.js'
+import { accountFrom, type Account } from '../client/index.js'
 import { P2PHost } from '../p2p/index.js'
 import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
 import { createTestnet } from './testnet.js'
-import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
+import { generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
 import {
   START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig,
@@ -56,10 +57,26 @@ async function initDevHome (home: string, alloc: Array<{ pub_key: string, amount
   await initHome(home, {
     chainId: 'kith-dev',
     alloc: [{ pub_key: devPub, amount_ut: DEV_ACCOUNT_UT }, ...alloc],
-    config: { stats_addr: ':8080', p2p_listen: ['/ip4/127.0.0.1/tcp/4001'] }
+    config: {
+      stats_addr: ':8080',
+      p2p_listen: ['/ip4/127.0.0.1/tcp/4001'],
+      // the dev account doubles as the onboarding faucet, so apps can sign up against a dev node
+      onboarding: { enabled: true, key_file: 'dev_account.json', amount_ut: 20_000, per_ip_interval_s: 0, per_key_interval_s: 60 }
+    }
   })
   await writeFile(join(home, 'dev_account.json'), JSON.stringify({ type: 'ed25519', pub_key: devPub, seed: toHex(seedOf(dev)) }, null, 2) + '\n', { mode: 0o600 })
   console.log(`initialised dev network in ${home}; dev account ${devPub} holds 1000000 T (key in ${join(home, 'dev_account.json')})`)
+}
+
+async function onboardingOptions (home: string, config: NodeConfig): Promise<OnboardingOptions> {
+  const o = config.onboarding
+  let faucet: Account | undefined
+  if (o.enabled) {
+    const file = JSON.parse(await readFile(resolve(home, o.key_file), 'utf8')) as { seed?: string }
+    if (typeof file.seed !== 'string') throw new Error(`onboarding key file ${o.key_file} has no seed`)
+    faucet = accountFrom(keyPairFromSeed(Buffer.from(file.seed, 'hex')))
+  }
+  return { faucet, amountUt: o.amount_ut, perIpIntervalMs: o.per_ip_interval_s * 1000, perKeyIntervalMs: o.per_key_interval_s * 1000, now: Date.now }
 }
 
 async function start (opts: Record<string, unknown>): Promise<void> {
@@ -102,7 +119,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       onRequest: async (data, from) => await node.network.onRequest(data, from)
     })
     node.attachNetwork(p2p)
-    api = createApi({ node, nodeId: p2p.peerId, env, logger })
+    api = createApi({ node, nodeId: p2p.peerId, env, logger, onboarding: await onboardingOptions(home, config) })
     const { host, port } = parseListenAddr(config.stats_addr)
     address = await api.listen(host, port)
   } catch (err) {

@@ -15,7 +15,17 @@ export const NodeConfigSchema = z.object({
   feed_disk_limit_mb: z.number().int().positive().optional(),
   chain_disk_limit_mb: z.number().int().positive().optional(),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  mempool_max_txs: z.number().int().min(1).default(200_000)
+  mempool_max_txs: z.number().int().min(1).default(200_000),
+  /** the onboarding faucet: an operator-funded account that pays new users' first fees */
+  onboarding: z.object({
+    enabled: z.boolean().default(false),
+    /** path (relative to the home) of a key file like dev_account.json: {pub_key, seed} */
+    key_file: z.string().default('onboarding_key.json'),
+    amount_ut: z.number().int().min(1).default(20_000),
+    /** one claim per client IP per this many seconds, and one per key per this many */
+    per_ip_interval_s: z.number().int().min(0).default(3600),
+    per_key_interval_s: z.number().int().min(0).default(86_400)
+  }).default({ enabled: false, key_file: 'onboarding_key.json', amount_ut: 20_000, per_ip_interval_s: 3600, per_key_interval_s: 86_400 })
 })
 export type NodeConfig = z.output<typeof NodeConfigSchema>
 
