@@ -21,6 +21,10 @@ export interface CheckedTx {
 
 export type SignatureCheck = (tx: Transaction) => boolean
 
+export function badSignature (): KithError {
+  return new KithError('TX_BAD_SIGNATURE', 'invalid signature: not a valid Ed25519 signature by `from` over the canonical bytes')
+}
+
 function ruleFor (tx: Transaction): TxRule<unknown> {
   const rule = TX_RULES[tx.type]
   if (rule === undefined) {
@@ -37,7 +41,7 @@ export function checkStateless (tx: Transaction, checkSignature: SignatureCheck 
   }
   const payload = parseOrThrow(rule.payload, decodePayload(tx), 'TX_MALFORMED', 'payload')
   rule.check?.(tx, payload)
-  if (!checkSignature(tx)) throw new KithError('TX_BAD_SIGNATURE', 'invalid signature: not a valid Ed25519 signature by `from` over the canonical bytes')
+  if (!checkSignature(tx)) throw badSignature()
   return { tx, payload, rule }
 }
 

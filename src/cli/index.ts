@@ -9,7 +9,7 @@ import { accountFrom, type Account } from '../client/index.js'
 import { P2PHost } from '../p2p/index.js'
 import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
 import { createTestnet } from './testnet.js'
-import { generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
+import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
 import {
   START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig,
@@ -90,13 +90,15 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   const env = readEnv()
   const logger = pino({ level: config.log_level, base: { pid: process.pid } })
 
+  const verifyPool = new VerifyPool()
   const node = await KithNode.open({
     dataDir: loaded.dataDir,
     genesis: loaded.genesis,
     validatorKey: loaded.validatorKey,
     blockIntervalMs: config.block_interval_ms,
     mempoolMaxTxs: config.mempool_max_txs,
-    logger
+    logger,
+    verifyPool
   })
   // Consensus state is restored whole before the network can say anything (restore is synchronous).
   node.start()
@@ -127,6 +129,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     await api?.close()
     await p2p?.stop()
     await node.stop()
+    await verifyPool.close()
     throw err
   }
   logger.info({ peerId: p2p.peerId, addrs: p2p.multiaddrs() }, 'p2p listening')
@@ -143,6 +146,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       await api?.close()
       await p2p?.stop()
       await node.stop()
+      await verifyPool.close()
       logger.info('stopped')
       logger.flush()
       process.exitCode = 0

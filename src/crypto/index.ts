@@ -83,3 +83,5 @@ export function toBase64 (bytes: Uint8Array): string {
 function toBuffer (bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
+
+export { VerifyPool } from './verify-pool.js'

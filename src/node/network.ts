@@ -6,7 +6,7 @@
  * node (and drops re-publication of identical bytes), so liveness rests on these pulls.
  */
 import type { Logger } from 'pino'
-import { checkSubmission, commitHash, type Commit, type Transaction } from '../chain/index.js'
+import { commitHash, type Commit, type Transaction } from '../chain/index.js'
 import { proposalSignBytes, verifyCommit, voteSignBytes, type Proposal, type Validator, type Vote } from '../consensus/index.js'
 import { fromBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors.js'
@@ -160,7 +160,7 @@ export class NetworkBridge {
     const outcomes = await Promise.all(batch.map(async (tx): Promise<Validation> => {
       if (this.node.mempool.get(tx.id) !== undefined || this.node.store.getTx(tx.id) !== undefined) return 'ignore'
       try {
-        await this.node.admit(checkSubmission(tx, this.node.clock.now()))
+        await this.node.admit(await this.node.checkTx(tx))
         return 'accept'
       } catch (err) {
         if (err instanceof KithError && (err.code === 'TX_BAD_SIGNATURE' || err.code === 'TX_MALFORMED')) return 'reject'

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events'
 import type { Logger } from 'pino'
 import {
-  StateKeys, TransactionSchema, blockHash as hashBlock, checkStateless, checkSubmission, commitHash, encodePayload,
+  StateKeys, TransactionSchema, badSignature, blockHash as hashBlock, signingBytes, checkStateless, checkSubmission, commitHash, encodePayload,
   executeBlock, formatTimestamp, genesisHash, genesisState, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
   validatorSetAt, type Block, type BlockContext, type CheckedTx, type Commit, type Genesis, type Transaction,
   type ValidatorSetState, type WriteSet
@@ -14,7 +14,7 @@ import {
 import {
   TendermintEngine, proposerFor, type ConsensusInput, type ConsensusRecord, type TimeoutConfig, type Validator
 } from '../consensus/index.js'
-import { sign, toBase64, toHex, type KeyPair } from '../crypto/index.js'
+import { fromBase64, sign, toBase64, toHex, type KeyPair, type VerifyPool } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import { Mempool } from '../mempool/index.js'
 import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock, type StoredTx } from '../storage/index.js'
@@ -38,6 +38,8 @@ export interface NodeOptions {
   logger: Logger
   clock?: Clock
   timeouts?: TimeoutConfig
+  /** verifies submitted signatures off the event loop; inline when absent */
+  verifyPool?: VerifyPool
 }
 
 export interface NodeEvents {
@@ -158,9 +160,26 @@ export class KithNode {
       if (sameTx(known, tx)) return { id: tx.id, status: 'accepted' }
       throw new KithError('TX_DUPLICATE', `duplicate transaction id ${tx.id}`)
     }
-    await this.admit(checkSubmission(tx, this.clock.now()))
+    try {
+      await this.admit(await this.checkTx(tx))
+    } catch (err) {
+      // the same transaction may have been admitted while its signature was being checked
+      const raced = this.mempool.get(tx.id)
+      if (err instanceof KithError && err.code === 'TX_DUPLICATE' && raced !== undefined && sameTx(raced, tx)) return { id: tx.id, status: 'accepted' }
+      throw err
+    }
     this.network.gossipTx(tx)
     return { id: tx.id, status: 'accepted' }
+  }
+
+  /** The submission checks of POST /api/tx, with the signature verified on the pool when there is one. */
+  async checkTx (tx: Transaction): Promise<CheckedTx> {
+    const pool = this.opts.verifyPool
+    if (pool === undefined) return checkSubmission(tx, this.clock.now())
+    const checked = checkSubmission(tx, this.clock.now(), () => true)
+    const signature = fromBase64(tx.signature)
+    if (signature === undefined || !await pool.verify(signingBytes(tx), signature, Buffer.from(tx.from, 'hex'))) throw badSignature()
+    return checked
   }
 
   /** Adds a checked transaction to the mempool and resolves once it is on disk. */
