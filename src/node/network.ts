@@ -10,23 +10,16 @@ import { commitHash, type Commit, type Transaction } from '../chain/index.js'
 import { proposalSignBytes, verifyCommit, voteSignBytes, type Proposal, type Validator, type Vote } from '../consensus/index.js'
 import { fromBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors.js'
+import type { GossipTopic, PeerInfo, Validation } from '../p2p/index.js'
 import type { KithNode } from './node.js'
 import {
   BlocksResponseSchema, CatchUpResponseSchema, ProposalSchema, RequestSchema, StatusSchema, TxBatchSchema, VoteSchema, decode, encode, voteKey,
   type Request, type SyncedBlock
 } from './wire.js'
 
-export type GossipTopic = 'tx' | 'proposal' | 'vote' | 'status' | 'envelope' | 'version'
-export type Validation = 'accept' | 'ignore' | 'reject'
-
-export interface PeerView {
-  peerId: string
-  addrs: string[]
-  version?: string
-  protocolVersion?: number
-  height?: number
-  connected: boolean
-}
+export type { GossipTopic, Validation }
+/** A peer as the node reports it: the p2p host's view. */
+export type PeerView = PeerInfo
 
 /** What the node needs from a libp2p host (src/p2p's P2PHost provides it). */
 export interface NetworkPort {
