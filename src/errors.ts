@@ -19,6 +19,11 @@ export type ErrorCode =
   | 'TX_INVALID'
   | 'TX_UNSUPPORTED_TYPE'
   | 'MEMPOOL_FULL'
+  // relay mailbox (docs/relay.md)
+  | 'RELAY_FORBIDDEN'
+  | 'RELAY_STALE_TS'
+  | 'RELAY_MAILBOX_FULL'
+  | 'RELAY_UNAVAILABLE'
   // node faults
   | 'UNAVAILABLE'
   | 'INTERNAL'

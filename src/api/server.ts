@@ -17,6 +17,8 @@ import { koaPath, route, type AnyRoute } from './route.js'
 import { chainRoutes } from './routes/chain.js'
 import { identityRoutes } from './routes/identity.js'
 import { onboardingRoutes, type OnboardingOptions } from './routes/onboarding.js'
+import { relayRoutes } from './routes/relay.js'
+import type { RelayService } from '../relay/index.js'
 
 /** How long in-flight requests get to finish when the node shuts down. */
 const CLOSE_GRACE_MS = 3000
@@ -27,6 +29,7 @@ export interface ApiOptions {
   env: EnvSettings
   logger: Logger
   onboarding?: OnboardingOptions
+  relay?: { service: RelayService, rateLimitPerSender: number }
 }
 
 export interface ApiServer {
@@ -41,7 +44,8 @@ export function createApi (opts: ApiOptions): ApiServer {
   const routes: AnyRoute[] = [
     ...chainRoutes(opts.node, opts.nodeId),
     ...identityRoutes(opts.node.store),
-    ...onboardingRoutes(opts.node, opts.onboarding ?? { faucet: undefined, amountUt: 0, perIpIntervalMs: 0, perKeyIntervalMs: 0, now: Date.now })
+    ...onboardingRoutes(opts.node, opts.onboarding ?? { faucet: undefined, amountUt: 0, perIpIntervalMs: 0, perKeyIntervalMs: 0, now: Date.now }),
+    ...(opts.relay !== undefined ? relayRoutes(opts.relay.service, { rateLimitPerSender: opts.relay.rateLimitPerSender }) : [])
   ]
   if (!opts.env.disableSwagger) routes.push(...swaggerRoutes(routes))
 

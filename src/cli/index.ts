@@ -7,6 +7,8 @@ import { pino } from 'pino'
 import { createApi, type OnboardingOptions } from '../api/index.js'
 import { accountFrom, type Account } from '../client/index.js'
 import { P2PHost } from '../p2p/index.js'
+import { ownsMailbox } from '../chain/index.js'
+import { RelayService, readRelayEnv, sealKeyFromEd25519 } from '../relay/index.js'
 import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
 import { createTestnet } from './testnet.js'
 import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
@@ -100,6 +102,16 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     logger,
     verifyPool
   })
+  const relayEnv = readRelayEnv()
+  const relay = new RelayService({
+    dataDir: loaded.dataDir,
+    ttlMs: relayEnv.ttlMs,
+    identity: relayEnv.disableInboxDelete ? undefined : { isLinked: (ed25519, x25519) => ownsMailbox(node.store, ed25519, x25519) },
+    nodeSealKey: sealKeyFromEd25519(loaded.nodeKey.secretKey),
+    requireReadAuth: relayEnv.requireReadAuth,
+    logger: logger.child({ module: 'relay' })
+  })
+  relay.start()
   // Consensus state is restored whole before the network can say anything (restore is synchronous).
   node.start()
   let p2p: P2PHost | undefined
@@ -121,13 +133,19 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       onRequest: async (data, from) => await node.network.onRequest(data, from)
     })
     node.attachNetwork(p2p)
-    api = createApi({ node, nodeId: p2p.peerId, env, logger, onboarding: await onboardingOptions(home, config) })
+    node.network.attachRelay(relay)
+    api = createApi({
+      node, nodeId: p2p.peerId, env, logger,
+      onboarding: await onboardingOptions(home, config),
+      relay: { service: relay, rateLimitPerSender: relayEnv.rateLimitPerSender }
+    })
     const { host, port } = parseListenAddr(config.stats_addr)
     address = await api.listen(host, port)
   } catch (err) {
     // A port in use or a bad listen address: release what started, then report.
     await api?.close()
     await p2p?.stop()
+    await relay.close()
     await node.stop()
     await verifyPool.close()
     throw err
@@ -145,6 +163,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     void (async () => {
       await api?.close()
       await p2p?.stop()
+      await relay.close()
       await node.stop()
       await verifyPool.close()
       logger.info('stopped')

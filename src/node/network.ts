@@ -6,11 +6,13 @@
  * node (and drops re-publication of identical bytes), so liveness rests on these pulls.
  */
 import type { Logger } from 'pino'
+import { z } from 'zod'
 import { commitHash, type Commit, type Transaction } from '../chain/index.js'
 import { proposalSignBytes, verifyCommit, voteSignBytes, type Proposal, type Validator, type Vote } from '../consensus/index.js'
 import { fromBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import type { GossipTopic, PeerInfo, Validation } from '../p2p/index.js'
+import { answerSyncRequest, pullFromPeer, type PeerOutcome, type RelayService } from '../relay/index.js'
 import type { KithNode } from './node.js'
 import {
   BlocksResponseSchema, CatchUpResponseSchema, ProposalSchema, RequestSchema, StatusSchema, TxBatchSchema, VoteSchema, decode, encode, voteKey,
@@ -31,6 +33,8 @@ export interface NetworkPort {
 }
 
 const STATUS_INTERVAL_MS = 1000
+/** How often the mailbox compares digests with one random peer (anti-entropy). */
+const RELAY_SYNC_INTERVAL_MS = 30_000
 /**
  * Transactions are gossiped in batches: every gossip message is signed by its author, and one
  * signature per transaction cost more than verifying the transaction itself.
@@ -41,6 +45,13 @@ const SYNC_BATCH = 20
 const MAX_SYNC_RESPONSE_TXS = 20_000
 const MAX_BUFFERED_PROPOSALS = 16
 const MAX_VERIFIED_CACHE = 100_000
+
+const AnyJson = z.unknown()
+
+function gossipResult (outcome: PeerOutcome): Validation {
+  if (outcome.result === 'accepted') return 'accept'
+  return outcome.result === 'rejected' ? 'reject' : 'ignore'
+}
 
 export class NetworkBridge {
   private port: NetworkPort | undefined
@@ -53,6 +64,8 @@ export class NetworkBridge {
   private readonly verifiedCommits = new Set<string>()
   private stopped = false
   private readonly reportedEquivocators = new Set<string>()
+  private relay: RelayService | undefined
+  private relaySyncTimer: NodeJS.Timeout | undefined
   private txBatch: Transaction[] = []
   private txBatchTimer: NodeJS.Timeout | undefined
 
@@ -65,8 +78,37 @@ export class NetworkBridge {
     this.statusTimer.unref()
   }
 
+  /** Connects the mailbox: its envelopes and deletions go to gossip; peers' come back to it. */
+  attachRelay (relay: RelayService): void {
+    this.relay = relay
+    relay.on('envelope', (envelope) => this.broadcast('envelope', envelope))
+    relay.on('delete', (proof) => this.broadcast('envelope_delete', proof))
+    this.relaySyncTimer = setInterval(() => { void this.syncMailbox() }, RELAY_SYNC_INTERVAL_MS)
+    this.relaySyncTimer.unref()
+  }
+
+  /** One anti-entropy round with a random connected peer; also run right after a peer connects. */
+  async syncMailbox (): Promise<void> {
+    const relay = this.relay
+    const port = this.port
+    if (relay === undefined || port === undefined || this.stopped) return
+    const connected = port.peers().filter((p) => p.connected)
+    const peer = connected[Math.floor(Math.random() * connected.length)]
+    if (peer === undefined) return
+    try {
+      const result = await pullFromPeer(relay, async (req) => {
+        const answer = await port.request(peer.peerId, encode(req), { timeoutMs: 10_000 })
+        return JSON.parse(Buffer.from(answer).toString('utf8')) as unknown
+      })
+      this.log.debug({ peerId: peer.peerId, result }, 'mailbox anti-entropy round')
+    } catch (err) {
+      this.log.debug({ err, peerId: peer.peerId }, 'mailbox anti-entropy failed')
+    }
+  }
+
   stop (): void {
     this.stopped = true
+    if (this.relaySyncTimer !== undefined) clearInterval(this.relaySyncTimer)
     if (this.statusTimer !== undefined) clearInterval(this.statusTimer)
     if (this.txBatchTimer !== undefined) clearTimeout(this.txBatchTimer)
   }
@@ -137,6 +179,10 @@ export class NetworkBridge {
           this.onStatus(status.peer_id, status.height)
           return 'accept'
         }
+        case 'envelope':
+          return this.relay === undefined ? 'ignore' : gossipResult(await this.relay.accept(decode(AnyJson, data)))
+        case 'envelope_delete':
+          return this.relay === undefined ? 'ignore' : gossipResult(await this.relay.acceptDeletion(decode(AnyJson, data)))
         default:
           return 'ignore'
       }
@@ -276,6 +322,10 @@ export class NetworkBridge {
   }
 
   async onRequest (data: Uint8Array, _from: string): Promise<Uint8Array> {
+    const any = decode(AnyJson, data)
+    if (this.relay !== undefined && typeof any === 'object' && any !== null && String((any as { type?: unknown }).type).startsWith('relay_')) {
+      return encode(answerSyncRequest(this.relay, any))
+    }
     const request = decode(RequestSchema, data)
     if (request === undefined) throw new Error('malformed request')
     if (request.type === 'catchup') {

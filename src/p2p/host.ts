@@ -113,7 +113,7 @@ export function topicName (chainId: string, topic: GossipTopic): string {
 
 function topicNames (chainId: string): Record<GossipTopic, string> {
   const n = (t: GossipTopic): string => topicName(chainId, t)
-  return { tx: n('tx'), proposal: n('proposal'), vote: n('vote'), status: n('status'), envelope: n('envelope'), version: n('version') }
+  return Object.fromEntries(GOSSIP_TOPICS.map((t) => [t, n(t)])) as Record<GossipTopic, string>
 }
 
 export function requestProtocol (chainId: string): string {
@@ -150,7 +150,7 @@ function parsePeerId (peerId: string): PeerId {
 }
 
 function emptyCounts (): Record<GossipTopic, number> {
-  return { tx: 0, proposal: 0, vote: 0, status: 0, envelope: 0, version: 0 }
+  return Object.fromEntries(GOSSIP_TOPICS.map((t) => [t, 0])) as Record<GossipTopic, number>
 }
 
 /**

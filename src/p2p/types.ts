@@ -1,9 +1,9 @@
 import type { Logger } from 'pino'
 
-export type GossipTopic = 'tx' | 'proposal' | 'vote' | 'status' | 'envelope' | 'version'
+export type GossipTopic = 'tx' | 'proposal' | 'vote' | 'status' | 'envelope' | 'envelope_delete' | 'version'
 export type Validation = 'accept' | 'ignore' | 'reject'
 
-export const GOSSIP_TOPICS: readonly GossipTopic[] = ['tx', 'proposal', 'vote', 'status', 'envelope', 'version']
+export const GOSSIP_TOPICS: readonly GossipTopic[] = ['tx', 'proposal', 'vote', 'status', 'envelope', 'envelope_delete', 'version']
 
 export interface PeerInfo {
   peerId: string

@@ -1,0 +1,249 @@
+/**
+ * Envelope rules: the uploaded shape (spec "Relay envelope"), the stricter shape peers gossip,
+ * the canonical id, size caps, the inbox item shape, and the texts that mailbox owners sign.
+ */
+import { z } from 'zod'
+import { fromBase64, sha256, toBase64, verify } from '../crypto/index.js'
+import { KithError } from '../errors.js'
+import { parseOrThrow } from '../validation.js'
+
+/** Largest ciphertext (decoded bytes) an envelope may carry; larger is 413. */
+export const MAX_CIPHERTEXT_BYTES = 64 * 1024
+/** NaCl box nonce. */
+export const NONCE_BYTES = 24
+/** NaCl box authenticator: a box ciphertext is the message plus this many bytes. */
+export const BOX_MAC_BYTES = 16
+/** Largest plaintext POST /relay/send seals: its box must fit MAX_CIPHERTEXT_BYTES. */
+export const MAX_SEND_PLAINTEXT_BYTES = MAX_CIPHERTEXT_BYTES - BOX_MAC_BYTES
+/** Signed mailbox requests (delete, read) carry `ts` within this of the node clock. */
+export const SIGNED_TS_TOLERANCE_MS = 5 * 60_000
+/** An envelope from a peer may be dated at most this far ahead of the node clock. */
+export const PEER_FUTURE_TOLERANCE_MS = 5 * 60_000
+
+const HEX64 = /^[0-9a-fA-F]{64}$/
+const LOWER_HEX64 = /^[0-9a-f]{64}$/
+const CANONICAL_ID = /^[0-9a-f]{32}$/
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+
+/** An envelope as stored, served (minus fee_sig) and gossiped: canonical id, server time. */
+export interface Envelope {
+  /** lowercase hex of the first 16 bytes of sha256(nonce bytes ‖ ciphertext bytes) */
+  id: string
+  /** X25519, lowercase hex */
+  sender_pub: string
+  /** X25519, lowercase hex: the mailbox */
+  recipient_pub: string
+  /** Ed25519, lowercase hex, or '' */
+  sender_ed25519_pub: string
+  fee_ut: number
+  fee_sig: string | null
+  /** standard base64 of 24 bytes */
+  nonce: string
+  /** standard base64 */
+  ciphertext: string
+  /** unix s */
+  sent_at: number
+}
+
+/** Element of `items` in GET /relay/inbox (spec "Inbox item"). */
+export interface InboxItem {
+  id: string
+  sender_pub: string
+  sender_ed25519_pub: string
+  recipient_pub: string
+  fee_ut: number
+  sent_at: number
+  sent_at_human: string
+  nonce: string
+  ciphertext: string
+}
+
+/** A mailbox owner's signed delete, kept as a tombstone and gossiped so peers delete too. */
+export interface DeleteProof {
+  id: string
+  recipient_pub: string
+  /** sent_at of the deleted envelope, so a peer that never held it can expire the tombstone */
+  sent_at: number
+  ed25519_pub: string
+  sig: string
+  ts: number
+  /** the exact text the signature covers (the client may have written ids or keys in upper case) */
+  text: string
+}
+
+const x25519 = (what: string): z.ZodType<string> =>
+  z.string().regex(HEX64, `must be a 64-character hex ${what}`).transform((s) => s.toLowerCase())
+
+const base64 = z.string().regex(BASE64, 'must be standard base64 with padding')
+
+export const X25519PubSchema = x25519('X25519 public key')
+export const Ed25519PubSchema = z.string().regex(HEX64, 'must be a 64-character hex Ed25519 public key').transform((s) => s.toLowerCase())
+
+/** The envelope a client uploads to POST /relay/broadcast (spec "Relay envelope"). */
+export const EnvelopeUploadSchema = z.object({
+  id: z.string().min(1, 'must not be empty').optional().meta({ description: 'any non-empty value; the node replaces it with the canonical id' }),
+  sender_pub: X25519PubSchema.meta({ description: 'sender X25519 pubkey (the sending device), hex' }),
+  recipient_pub: X25519PubSchema.meta({ description: 'recipient X25519 pubkey (the mailbox), hex' }),
+  sender_ed25519_pub: z.union([z.literal(''), Ed25519PubSchema]).default('')
+    .meta({ description: 'sender master Ed25519 pubkey, hex; empty string when none' }),
+  fee_ut: z.number().int('must be an integer').min(0, 'must not be negative').max(Number.MAX_SAFE_INTEGER).default(0)
+    .meta({ description: 'µT; 0 in the end-to-end path (docs/relay.md)' }),
+  fee_sig: base64.nullable().default(null).meta({ description: 'base64 or null; null in the end-to-end path' }),
+  nonce: base64.refine((s) => fromBase64(s)?.length === NONCE_BYTES, `must be the base64 of exactly ${NONCE_BYTES} bytes`)
+    .meta({ description: 'base64 of the 24-byte NaCl box nonce' }),
+  ciphertext: base64.min(1, 'must not be empty')
+    .meta({ description: `base64 of the NaCl box ciphertext, at most ${MAX_CIPHERTEXT_BYTES} bytes decoded` }),
+  sent_at: z.number().optional().meta({ description: 'unix s; replaced by the node clock' })
+}).meta({ id: 'RelayEnvelope' })
+
+/** What peers gossip and anti-entropy carries: already canonical. */
+export const PeerEnvelopeSchema = z.object({
+  id: z.string().regex(CANONICAL_ID, 'must be a canonical envelope id (32 lowercase hex characters)'),
+  sender_pub: z.string().regex(LOWER_HEX64, 'must be 64 lowercase hex characters'),
+  recipient_pub: z.string().regex(LOWER_HEX64, 'must be 64 lowercase hex characters'),
+  sender_ed25519_pub: z.union([z.literal(''), z.string().regex(LOWER_HEX64, 'must be 64 lowercase hex characters or empty')]),
+  fee_ut: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  fee_sig: base64.nullable(),
+  nonce: base64.refine((s) => fromBase64(s)?.length === NONCE_BYTES, `must be the base64 of exactly ${NONCE_BYTES} bytes`),
+  ciphertext: base64.min(1, 'must not be empty'),
+  sent_at: z.number().int().min(0)
+})
+
+export const DeleteProofSchema = z.object({
+  id: z.string().regex(CANONICAL_ID),
+  recipient_pub: z.string().regex(LOWER_HEX64),
+  sent_at: z.number().int().min(0),
+  ed25519_pub: z.string().regex(LOWER_HEX64),
+  sig: base64,
+  ts: z.number().int(),
+  text: z.string().max(256)
+})
+
+const unixSeconds = z.union([
+  z.number().int('must be an integer (unix s)'),
+  z.string().regex(/^-?\d{1,15}$/, 'must be an integer (unix s)').transform(Number)
+])
+
+/** {ed25519_pub, sig, ts}: the owner's signature on a delete or a read. */
+export const OwnerProofSchema = z.object({
+  ed25519_pub: Ed25519PubSchema.meta({ description: 'Ed25519 pubkey linked to the mailbox through the identity registry' }),
+  sig: base64.refine((s) => fromBase64(s)?.length === 64, 'must be the base64 of a 64-byte Ed25519 signature'),
+  ts: unixSeconds.meta({ description: 'unix s, within ±5 minutes of the node clock' })
+}).meta({ id: 'RelayOwnerProof' })
+export type OwnerProof = z.output<typeof OwnerProofSchema>
+
+export const InboxItemSchema = z.object({
+  id: z.string().meta({ description: 'canonical id' }),
+  sender_pub: z.string().meta({ description: 'sender X25519 pubkey (the sending device)' }),
+  sender_ed25519_pub: z.string().meta({ description: 'sender master Ed25519 pubkey; empty string when none' }),
+  recipient_pub: z.string(),
+  fee_ut: z.number().int(),
+  sent_at: z.number().int().meta({ description: 'unix s, assigned by the node that first accepted it' }),
+  sent_at_human: z.string().meta({ description: 'ISO 8601 UTC' }),
+  nonce: z.string().meta({ description: 'base64' }),
+  ciphertext: z.string().meta({ description: 'base64' })
+}).meta({ id: 'InboxItem' })
+
+/** Lowercase hex of the first 16 bytes of sha256(nonce ‖ ciphertext). */
+export function canonicalId (nonce: Uint8Array, ciphertext: Uint8Array): string {
+  return sha256(nonce, ciphertext).subarray(0, 16).toString('hex')
+}
+
+/** Decoded size of a padded base64 string, without decoding it. */
+export function base64DecodedLength (text: string): number {
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0
+  return Math.floor(text.length / 4) * 3 - padding
+}
+
+function checkCiphertextSize (raw: unknown): void {
+  if (typeof raw !== 'object' || raw === null) return
+  const ciphertext = (raw as { ciphertext?: unknown }).ciphertext
+  if (typeof ciphertext !== 'string') return
+  const size = base64DecodedLength(ciphertext)
+  if (size > MAX_CIPHERTEXT_BYTES) {
+    throw new KithError('BODY_TOO_LARGE', `envelope ciphertext of ${size} bytes exceeds the limit of ${MAX_CIPHERTEXT_BYTES} bytes`)
+  }
+}
+
+/**
+ * Validates an uploaded envelope and gives it its canonical id and the server time. Throws
+ * BODY_TOO_LARGE (413) for an oversized ciphertext, BAD_REQUEST (400) naming the field otherwise.
+ */
+export function envelopeFromUpload (raw: unknown, sentAt: number): Envelope {
+  checkCiphertextSize(raw)
+  const input = parseOrThrow(EnvelopeUploadSchema, raw, 'BAD_REQUEST', 'envelope')
+  const nonce = fromBase64(input.nonce) as Buffer
+  const ciphertext = fromBase64(input.ciphertext) as Buffer
+  return {
+    id: canonicalId(nonce, ciphertext),
+    sender_pub: input.sender_pub,
+    recipient_pub: input.recipient_pub,
+    sender_ed25519_pub: input.sender_ed25519_pub,
+    fee_ut: input.fee_ut,
+    fee_sig: input.fee_sig,
+    // re-encoded, so every node stores and serves the same text for the same bytes
+    nonce: toBase64(nonce),
+    ciphertext: toBase64(ciphertext),
+    sent_at: sentAt
+  }
+}
+
+export type PeerEnvelopeCheck = { ok: true, envelope: Envelope } | { ok: false, reason: string }
+
+/** Checks an envelope from a peer: its shape, its size and that its id is the canonical one. */
+export function checkPeerEnvelope (raw: unknown): PeerEnvelopeCheck {
+  try {
+    checkCiphertextSize(raw)
+    const input = parseOrThrow(PeerEnvelopeSchema, raw, 'BAD_REQUEST', 'envelope')
+    const nonce = fromBase64(input.nonce) as Buffer
+    const ciphertext = fromBase64(input.ciphertext) as Buffer
+    const id = canonicalId(nonce, ciphertext)
+    if (id !== input.id) return { ok: false, reason: `envelope id ${input.id} is not the canonical id ${id} of its nonce and ciphertext` }
+    return { ok: true, envelope: { ...input, nonce: toBase64(nonce), ciphertext: toBase64(ciphertext) } }
+  } catch (err) {
+    if (err instanceof KithError) return { ok: false, reason: err.message }
+    throw err
+  }
+}
+
+export function isoSeconds (unixS: number): string {
+  return new Date(unixS * 1000).toISOString().replace('.000Z', 'Z')
+}
+
+export function presentInboxItem (env: Envelope): InboxItem {
+  return {
+    id: env.id,
+    sender_pub: env.sender_pub,
+    sender_ed25519_pub: env.sender_ed25519_pub,
+    recipient_pub: env.recipient_pub,
+    fee_ut: env.fee_ut,
+    sent_at: env.sent_at,
+    sent_at_human: isoSeconds(env.sent_at),
+    nonce: env.nonce,
+    ciphertext: env.ciphertext
+  }
+}
+
+/** The text an owner signs to delete envelope `envId` from mailbox `x25519Pub` (spec, Relay rule 3). */
+export function deleteText (envId: string, x25519Pub: string, ts: number): string {
+  return `inbox-delete:${envId}:${x25519Pub}:${ts}`
+}
+
+/** The text an owner signs to read mailbox `x25519Pub` when the node requires signed reads. */
+export function readText (x25519Pub: string, ts: number): string {
+  return `inbox-read:${x25519Pub}:${ts}`
+}
+
+/**
+ * The first of `texts` that `sig` (base64) by `ed25519Pub` (hex) verifies, or undefined.
+ * Callers pass the text as the client wrote it and its lowercase form.
+ */
+export function verifiedText (texts: readonly string[], sig: string, ed25519Pub: string): string | undefined {
+  const signature = fromBase64(sig)
+  if (signature === undefined) return undefined
+  const pub = Buffer.from(ed25519Pub, 'hex')
+  for (const text of new Set(texts)) {
+    if (verify(Buffer.from(text, 'utf8'), signature, pub)) return text
+  }
+  return undefined
+}

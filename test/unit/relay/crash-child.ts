@@ -1,0 +1,17 @@
+/**
+ * Child process of the kill -9 test (store.test.ts): stores envelopes 20 at a time, printing
+ * each one as soon as `put` resolves, until the parent kills it.
+ */
+import { RelayStore, envelopeFromUpload } from '../../../src/relay/index.js'
+import { newClient, sealEnvelope } from './helpers.js'
+
+const dir = process.argv[2]
+const store = RelayStore.open(dir, { ttlMs: 86_400_000, clock: { now: Date.now } })
+const alice = newClient()
+const bob = newClient()
+for (let round = 0; round < 500; round++) {
+  await Promise.all(Array.from({ length: 20 }, async (_, i) => {
+    const env = envelopeFromUpload(sealEnvelope(alice, bob.pub, `message ${round}/${i}`), Math.floor(Date.now() / 1000))
+    if (await store.put(env)) process.stdout.write(JSON.stringify(env) + '\n')
+  }))
+}

@@ -1,0 +1,250 @@
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { KithError } from '../../../src/errors.js'
+import { BUCKET_SECONDS, RelayStore, bucketOf, envelopeFromUpload, type DeleteProof, type Envelope } from '../../../src/relay/index.js'
+import { T0, fakeClock, newClient, sealEnvelope, withTempDir, type Client } from './helpers.js'
+
+const DAY = 86_400_000
+const T0S = T0 / 1000
+
+function env (from: Client, to: string, sentAt: number, text = `m${Math.random()}`): Envelope {
+  return envelopeFromUpload(sealEnvelope(from, to, text), sentAt)
+}
+
+function proof (e: Envelope): DeleteProof {
+  return { id: e.id, recipient_pub: e.recipient_pub, sent_at: e.sent_at, ed25519_pub: 'a'.repeat(64), sig: 'AAAA', ts: 0, text: '' }
+}
+
+async function code (p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p
+  } catch (err) {
+    if (err instanceof KithError) return err.code
+    throw err
+  }
+  return undefined
+}
+
+describe('RelayStore durability', () => {
+  test('a stored envelope is there after closing and reopening; a second put of its id is false', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const alice = newClient()
+      const bob = newClient()
+      const e = env(alice, bob.pub, T0S)
+      let store = RelayStore.open(dir, { ttlMs: DAY, clock })
+      assert.equal(await store.put(e), true)
+      assert.equal(await store.put(e), false)
+      await store.close()
+      store = RelayStore.open(dir, { ttlMs: DAY, clock })
+      assert.deepEqual(store.inbox(bob.pub, { limit: 10 }), { items: [e], hasMore: false })
+      assert.equal(store.count(bob.pub), 1)
+      assert.equal(store.has(e.id), true)
+      assert.deepEqual(store.get(e.id), e)
+      await store.close()
+    })
+  })
+
+  test('every id answered before kill -9 is on disk after it', async () => {
+    await withTempDir(async (dir) => {
+      const child = spawn(process.execPath, [join(fileURLToPath(new URL('.', import.meta.url)), 'crash-child.js'), dir], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const answered: Envelope[] = []
+      const lines = createInterface({ input: child.stdout })
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+      for await (const line of lines) {
+        answered.push(JSON.parse(line) as Envelope)
+        if (answered.length === 300) { child.kill('SIGKILL'); break }
+      }
+      await exited
+      const store = RelayStore.open(dir, { ttlMs: DAY, clock: { now: Date.now } })
+      try {
+        const missing = answered.filter((e) => store.get(e.id) === undefined)
+        assert.deepEqual(missing.map((e) => e.id), [])
+      } finally {
+        await store.close()
+      }
+    })
+  })
+})
+
+describe('RelayStore inbox', () => {
+  test('oldest first by (sent_at, id); since is inclusive; after pages without repeats; has_more', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const store = RelayStore.open(dir, { ttlMs: DAY, clock })
+      const alice = newClient()
+      const bob = newClient()
+      const all: Envelope[] = []
+      for (const at of [T0S - 30, T0S - 20, T0S - 20, T0S - 20, T0S - 10, T0S]) {
+        const e = env(alice, bob.pub, at)
+        all.push(e)
+        await store.put(e)
+      }
+      await store.put(env(alice, newClient().pub, T0S - 20)) // another mailbox
+      all.sort((a, b) => a.sent_at - b.sent_at || (a.id < b.id ? -1 : 1))
+
+      const first = store.inbox(bob.pub, { limit: 2 })
+      assert.deepEqual(first.items, all.slice(0, 2))
+      assert.equal(first.hasMore, true)
+      // since alone is inclusive: the same-second item comes again (clients dedupe by id)
+      const bySince = store.inbox(bob.pub, { since: first.items[1].sent_at, limit: 10 })
+      assert.deepEqual(bySince.items, all.slice(1))
+      // since + after continues exactly after the last item
+      const last = first.items[1]
+      const second = store.inbox(bob.pub, { since: last.sent_at, after: last.id, limit: 3 })
+      assert.deepEqual(second.items, all.slice(2, 5))
+      assert.equal(second.hasMore, true)
+      const third = store.inbox(bob.pub, { since: second.items[2].sent_at, after: second.items[2].id, limit: 3 })
+      assert.deepEqual(third, { items: all.slice(5), hasMore: false })
+      assert.deepEqual(store.inbox(bob.pub, { since: T0S + 1, limit: 5 }), { items: [], hasMore: false })
+      assert.deepEqual(store.inbox(newClient().pub, { limit: 5 }), { items: [], hasMore: false })
+      // a page stops at the character budget, but always holds one item
+      const tiny = store.inbox(bob.pub, { limit: 10, maxChars: 1 })
+      assert.equal(tiny.items.length, 1)
+      assert.equal(tiny.hasMore, true)
+      assert.equal(store.count(bob.pub), 6)
+      await store.close()
+    })
+  })
+})
+
+describe('RelayStore TTL', () => {
+  test('expired envelopes are never served, even before the sweep; the sweep deletes them in batches', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const store = RelayStore.open(dir, { ttlMs: DAY / 2, clock })
+      const alice = newClient()
+      const bob = newClient()
+      const old = [0, 1, 2, 3, 4].map((i) => env(alice, bob.pub, T0S + i))
+      const young = env(alice, bob.pub, T0S + 3600)
+      for (const e of [...old, young]) await store.put(e)
+      const gone = old[4]
+      await store.delete(gone.id, bob.pub, proof(gone))
+      assert.equal(store.count(bob.pub), 5)
+
+      // exactly at sent_at + ttl an envelope has expired: T0S+0 and T0S+1 are gone
+      clock.set((T0S + 1) * 1000 + DAY / 2)
+      assert.deepEqual(store.inbox(bob.pub, { limit: 10 }).items.map((e) => e.sent_at), [T0S + 2, T0S + 3, T0S + 3600])
+      assert.equal(store.count(bob.pub), 3)
+      assert.equal(store.get(old[0].id), undefined)
+      assert.equal(store.has(old[0].id), true, 'known until swept')
+
+      clock.advance(10_000) // all of `old` (and the tombstone) expired, `young` is live
+      assert.equal(store.count(bob.pub), 1)
+      assert.equal(store.inbox(bob.pub, { since: 0, limit: 10 }).items[0].id, young.id)
+      const batches: number[] = []
+      for (;;) {
+        const n = await store.sweepExpired(clock.now(), 2)
+        batches.push(n)
+        if (n < 2) break
+      }
+      assert.deepEqual(batches, [2, 2, 1])
+      assert.equal(store.has(old[0].id), false)
+      assert.equal(store.tombstone(gone.id), undefined)
+      assert.equal(store.count(bob.pub), 1)
+      assert.deepEqual(store.digests(0, Number.MAX_SAFE_INTEGER).map((d) => [d.bucket, d.live, d.deleted]), [[bucketOf(young.sent_at), 1, 0]])
+      await store.close()
+    })
+  })
+})
+
+describe('RelayStore caps', () => {
+  test('over the per-sender cap the new envelope is refused; another sender still gets in; nothing is evicted', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const store = RelayStore.open(dir, { ttlMs: DAY, clock, limits: { maxPerMailbox: 5, maxPerSender: 3 } })
+      const spammer = newClient()
+      const friend = newClient()
+      const bob = newClient()
+      const kept: Envelope[] = []
+      for (let i = 0; i < 3; i++) { const e = env(spammer, bob.pub, T0S + i); kept.push(e); assert.equal(await store.put(e), true) }
+      assert.equal(await code(store.put(env(spammer, bob.pub, T0S + 9))), 'RELAY_MAILBOX_FULL')
+      for (let i = 0; i < 2; i++) { const e = env(friend, bob.pub, T0S + i); kept.push(e); assert.equal(await store.put(e), true) }
+      // the mailbox is now full: even a sender with no envelope in it is refused
+      assert.equal(await code(store.put(env(newClient(), bob.pub, T0S))), 'RELAY_MAILBOX_FULL')
+      assert.deepEqual(new Set(store.inbox(bob.pub, { limit: 10 }).items.map((e) => e.id)), new Set(kept.map((e) => e.id)))
+      // other mailboxes are not affected
+      assert.equal(await store.put(env(spammer, newClient().pub, T0S)), true)
+      // a delete makes room again
+      await store.delete(kept[3].id, bob.pub, proof(kept[3]))
+      assert.equal(await store.put(env(newClient(), bob.pub, T0S + 5)), true)
+      await store.close()
+    })
+  })
+
+  test('expired envelopes do not count against the caps, even before the sweep', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const store = RelayStore.open(dir, { ttlMs: DAY, clock, limits: { maxPerMailbox: 10, maxPerSender: 2 } })
+      const alice = newClient()
+      const bob = newClient()
+      await store.put(env(alice, bob.pub, T0S - 100))
+      await store.put(env(alice, bob.pub, T0S))
+      assert.equal(await code(store.put(env(alice, bob.pub, T0S))), 'RELAY_MAILBOX_FULL')
+      clock.set((T0S - 100) * 1000 + DAY)
+      assert.equal(await store.put(env(alice, bob.pub, T0S + 1)), true)
+      await store.close()
+    })
+  })
+})
+
+describe('RelayStore deletes and digests', () => {
+  test('a deleted id stays known as a tombstone, so it cannot be stored again', async () => {
+    await withTempDir(async (dir) => {
+      const store = RelayStore.open(dir, { ttlMs: DAY, clock: fakeClock() })
+      const bob = newClient()
+      const e = env(newClient(), bob.pub, T0S)
+      await store.put(e)
+      assert.equal(await store.delete(e.id, newClient().pub, proof(e)), 'not_found', 'another mailbox')
+      assert.equal(await store.delete(e.id, bob.pub, proof(e)), 'deleted')
+      assert.equal(await store.delete(e.id, bob.pub, proof(e)), 'already_deleted')
+      assert.equal(await store.put(e), false)
+      assert.equal(store.count(bob.pub), 0)
+      assert.equal(store.get(e.id), undefined)
+      assert.equal(store.tombstone(e.id)?.sent_at, e.sent_at)
+      assert.equal(await store.delete('0'.repeat(32), bob.pub, proof(e)), 'not_found')
+      await store.close()
+    })
+  })
+
+  test('bucket digests: count and XOR of ids per hour, live and deleted apart; ids listed a page at a time', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const a = RelayStore.open(join(dir, 'a'), { ttlMs: DAY, clock })
+      const b = RelayStore.open(join(dir, 'b'), { ttlMs: DAY, clock })
+      const alice = newClient()
+      const bob = newClient()
+      const hour = bucketOf(T0S)
+      const es = [0, 1, 2, 3].map((i) => env(alice, bob.pub, hour * BUCKET_SECONDS + i * 60))
+      const next = env(alice, bob.pub, (hour + 1) * BUCKET_SECONDS)
+      for (const e of [...es, next]) await a.put(e)
+      for (const e of [es[2], es[0], es[3], es[1]]) await b.put(e) // same set, other order
+      assert.deepEqual(a.digest(hour), b.digest(hour))
+      assert.equal(a.digest(hour).live, 4)
+      assert.deepEqual(b.digest(hour + 1), { bucket: hour + 1, live: 0, live_xor: '0'.repeat(32), deleted: 0, deleted_xor: '0'.repeat(32) })
+      assert.deepEqual(a.digests(hour, hour + 1).map((d) => d.bucket), [hour, hour + 1])
+
+      await a.delete(es[1].id, bob.pub, proof(es[1]))
+      const da = a.digest(hour)
+      assert.equal(da.live, 3)
+      assert.equal(da.deleted, 1)
+      assert.notDeepEqual(da, b.digest(hour))
+      await b.delete(es[1].id, bob.pub, proof(es[1]))
+      assert.deepEqual(a.digest(hour), b.digest(hour))
+
+      const p1 = a.idsInBucket(hour, { limit: 2 })
+      assert.equal(p1.live.length + p1.deleted.length, 2)
+      assert.ok(p1.next !== undefined)
+      const p2 = a.idsInBucket(hour, { after: p1.next, limit: 2 })
+      assert.equal(p2.next, undefined)
+      assert.deepEqual(new Set([...p1.live, ...p2.live]), new Set([es[0].id, es[2].id, es[3].id]))
+      assert.deepEqual([...p1.deleted, ...p2.deleted], [es[1].id])
+      await a.close()
+      await b.close()
+    })
+  })
+})
