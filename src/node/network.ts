@@ -65,6 +65,7 @@ export class NetworkBridge {
   private stopped = false
   private readonly reportedEquivocators = new Set<string>()
   private relay: RelayService | undefined
+  private readonly mailboxSyncedWith = new Set<string>()
   private relaySyncTimer: NodeJS.Timeout | undefined
   private txBatch: Transaction[] = []
   private txBatchTimer: NodeJS.Timeout | undefined
@@ -87,13 +88,16 @@ export class NetworkBridge {
     this.relaySyncTimer.unref()
   }
 
-  /** One anti-entropy round with a random connected peer; also run right after a peer connects. */
-  async syncMailbox (): Promise<void> {
+  /**
+   * One anti-entropy round with a peer (a random connected one by default). It also runs the
+   * first time each peer is heard from, so a node that was down or cut off catches up at once.
+   */
+  async syncMailbox (peerId?: string): Promise<void> {
     const relay = this.relay
     const port = this.port
     if (relay === undefined || port === undefined || this.stopped) return
     const connected = port.peers().filter((p) => p.connected)
-    const peer = connected[Math.floor(Math.random() * connected.length)]
+    const peer = peerId !== undefined ? { peerId } : connected[Math.floor(Math.random() * connected.length)]
     if (peer === undefined) return
     try {
       const result = await pullFromPeer(relay, async (req) => {
@@ -266,6 +270,10 @@ export class NetworkBridge {
    */
   onStatus (peerId: string, height: number): void {
     if (this.port === undefined || peerId === this.port.peerId || this.stopped) return
+    if (this.relay !== undefined && !this.mailboxSyncedWith.has(peerId)) {
+      this.mailboxSyncedWith.add(peerId)
+      void this.syncMailbox(peerId)
+    }
     const ours = this.node.head().height + 1
     if (height > ours) void this.syncFrom(peerId)
     else if (height === ours) void this.catchUpFrom(peerId)

@@ -99,4 +99,26 @@ describe('relay mailbox across two nodes', { timeout: 120_000 }, () => {
     const version = await a.client.request<{ features: string[] }>('GET', '/api/well-known-version')
     assert.ok(version.features.includes('relay_mailbox') && version.features.includes('relay_broadcast'))
   })
+  test('a node that was stopped while envelopes arrived gets them by anti-entropy when it returns', async () => {
+    await b.stop()
+    const device = nacl.box.keyPair()
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const nonce = nacl.randomBytes(24)
+      const ciphertext = nacl.box(Buffer.from(`while you were away ${i}`), nonce, device.publicKey, bobBox.secretKey)
+      const res = await http(a.url, 'POST', '/relay/broadcast', {
+        body: { envelope: { id: 'x', sender_pub: toHex(bobBox.publicKey), recipient_pub: toHex(device.publicKey), sender_ed25519_pub: '', fee_ut: 0, fee_sig: null, nonce: b64(nonce), ciphertext: b64(ciphertext), sent_at: 0 } }
+      })
+      assert.equal(res.status, 200, res.text)
+      ids.push((res.json as { id: string }).id)
+    }
+    await b.start()
+    const pub = toHex(device.publicKey)
+    const page = await waitFor(async () => {
+      const inbox = await b.client.request<{ count: number, items: InboxItem[] }>('GET', `/relay/inbox?pub=${pub}`)
+      return inbox.count === ids.length ? inbox : undefined
+    }, 20_000, { message: 'the returning node never caught up on the mailbox' })
+    assert.deepEqual(new Set(page.items.map((item) => item.id)), new Set(ids))
+    assert.equal(page.items[0].sender_ed25519_pub, '')
+  })
 })
