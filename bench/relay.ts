@@ -1,0 +1,515 @@
+/**
+ * Relay mailbox benchmark: POST /relay/broadcast rate and GET /relay/inbox latency of one real
+ * node (a `bin/kith start` child process) whose relay store already holds many envelopes, beside
+ * a bare Koa app measured with the same HTTP client on the same machine.
+ *
+ * - `kith init` a fresh home, then pre-load N envelopes over M mailboxes straight into
+ *   `<home>/data/relay` with RelayStore (fsync off for the load; random 24-byte nonces, ~200-byte
+ *   ciphertexts, sent_at spread over the last 3 hours, random 32-byte recipient and sender keys).
+ *   The load stops at N or after `loadBudgetMs`, whichever comes first;
+ * - start the node with SVC_RATE_LIMIT_RPS=0 and SVC_RELAY_SENDER_RPS=0;
+ * - broadcast: C keep-alive clients POST pre-built envelopes (each a distinct random sender and
+ *   recipient) back to back for a fixed time; accepted/s and answer latency;
+ * - inbox: C' keep-alive clients GET /relay/inbox?pub=<a loaded mailbox>&limit=50, random mailbox
+ *   per request; req/s and latency;
+ * - baseline: a minimal Koa app (one middleware answering a small JSON body) in a child process,
+ *   GET by the same client with the broadcast concurrency; req/s.
+ *
+ * Run alone: node dist/bench/relay.js [--quick]
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+import { RelayStore, canonicalId, type Envelope } from '../src/relay/index.js'
+import { machineInfo, processCpuSeconds, selfCpuSeconds, type MachineInfo } from './lib/proc.js'
+import { REPO_ROOT, percentiles, type Percentiles } from './throughput.js'
+
+const execFileP = promisify(execFile)
+
+// ---------------------------------------------------------------------------------------
+// configuration
+
+export interface RelayBenchConfig {
+  /** envelopes to pre-load (fewer if the load budget runs out) */
+  envelopes: number
+  mailboxes: number
+  /** wall-time budget of the pre-load, ms */
+  loadBudgetMs: number
+  /** decoded ciphertext bytes of each envelope */
+  ciphertextBytes: number
+  broadcast: { concurrency: number, durationMs: number, pool: number }
+  inbox: { concurrency: number, durationMs: number, limit: number }
+  baseline: { concurrency: number, durationMs: number }
+}
+
+export const DEFAULT_RELAY_CONFIG: RelayBenchConfig = {
+  envelopes: 1_000_000,
+  mailboxes: 10_000,
+  loadBudgetMs: 90_000,
+  ciphertextBytes: 200,
+  broadcast: { concurrency: 64, durationMs: 10_000, pool: 100_000 },
+  inbox: { concurrency: 16, durationMs: 10_000, limit: 50 },
+  baseline: { concurrency: 64, durationMs: 10_000 }
+}
+
+export const QUICK_RELAY_CONFIG: Partial<RelayBenchConfig> = {
+  envelopes: 100_000,
+  mailboxes: 1_000,
+  loadBudgetMs: 30_000,
+  broadcast: { concurrency: 64, durationMs: 3_000, pool: 30_000 },
+  inbox: { concurrency: 16, durationMs: 3_000, limit: 50 },
+  baseline: { concurrency: 64, durationMs: 3_000 }
+}
+
+const STARTUP_TIMEOUT_MS = 60_000
+const REQUEST_TIMEOUT_MS = 30_000
+const SPREAD_SECONDS = 3 * 3600
+/** envelopes handed to lmdb at once during the pre-load (its async transactions batch into one commit) */
+const LOAD_BATCH = 2_000
+
+// ---------------------------------------------------------------------------------------
+// results
+
+export interface LoadResult {
+  requested: number
+  loaded: number
+  mailboxes: number
+  seconds: number
+  perSec: number
+  /** the load stopped on its time budget before `requested` */
+  truncated: boolean
+  /** size of <home>/data/relay after the load, bytes */
+  dbBytes: number
+}
+
+export interface PhaseResult {
+  concurrency: number
+  durationMs: number
+  requests: number
+  ok: number
+  /** ok answers / wall seconds */
+  okPerSec: number
+  latencyMs: Percentiles
+  errors: Record<string, number>
+  firstErrors: string[]
+  /** CPU seconds / wall seconds of the server process (all threads) and of this client process */
+  serverCores: number
+  clientCores: number
+  loadavg: [number, number]
+}
+
+export interface RelayBenchResult {
+  config: RelayBenchConfig
+  machine: MachineInfo
+  load: LoadResult
+  nodeStartMs: number
+  broadcast: PhaseResult
+  inbox: PhaseResult & { meanItems: number }
+  baseline: PhaseResult
+  /** broadcast accepted/s / bare Koa req/s */
+  broadcastRatio: number
+  loadavg: [number, number]
+  nodeWarnLines: number
+  elapsedMs: number
+}
+
+// ---------------------------------------------------------------------------------------
+// helpers
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function nodeBinary (): string {
+  const pinned = path.join(REPO_ROOT, 'node_modules', 'node', 'bin', 'node')
+  return existsSync(pinned) ? pinned : process.execPath
+}
+
+interface HttpAnswer { status: number, body: string }
+
+function request (agent: http.Agent, port: number, method: string, urlPath: string, body?: Buffer): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const headers: http.OutgoingHttpHeaders = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': body.length }
+    const req = http.request({ agent, host: '127.0.0.1', port, method, path: urlPath, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+      res.on('error', reject)
+    })
+    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${urlPath}: no answer within ${REQUEST_TIMEOUT_MS} ms`)))
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+async function waitForHttp (child: ChildProcess, port: number, urlPath: string, output: () => string): Promise<void> {
+  const agent = new http.Agent({ keepAlive: false })
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`process exited during startup (code ${child.exitCode}):\n${output()}`)
+      try {
+        const res = await request(agent, port, 'GET', urlPath)
+        if (res.status === 200) return
+      } catch { /* not listening yet */ }
+      if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`no answer on port ${port} within ${STARTUP_TIMEOUT_MS} ms:\n${output()}`) }
+      await sleep(50)
+    }
+  } finally {
+    agent.destroy()
+  }
+}
+
+async function stopChild (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.kill('SIGINT')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+  await exited
+  clearTimeout(timer)
+}
+
+function dirBytes (dir: string): number {
+  // lmdb files are sparse: count allocated blocks, not the map size
+  try {
+    const st = statSync(dir)
+    return (st.isDirectory() ? statSync(path.join(dir, 'data.mdb')) : st).blocks * 512
+  } catch {
+    return NaN
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// workload
+
+function randomEnvelope (recipient: string, sender: string, sentAt: number, ciphertextBytes: number): Envelope {
+  const nonce = randomBytes(24)
+  const ciphertext = randomBytes(ciphertextBytes)
+  return {
+    id: canonicalId(nonce, ciphertext),
+    sender_pub: sender,
+    recipient_pub: recipient,
+    sender_ed25519_pub: '',
+    fee_ut: 0,
+    fee_sig: null,
+    nonce: nonce.toString('base64'),
+    ciphertext: ciphertext.toString('base64'),
+    sent_at: sentAt
+  }
+}
+
+async function preload (relayDir: string, cfg: RelayBenchConfig, log: (l: string) => void): Promise<{ load: LoadResult, mailboxes: string[] }> {
+  const mailboxes = Array.from({ length: cfg.mailboxes }, () => randomBytes(32).toString('hex'))
+  const senders = Array.from({ length: 1_000 }, () => randomBytes(32).toString('hex'))
+  const store = RelayStore.open(relayDir, { ttlMs: 7 * 86_400_000, clock: { now: () => Date.now() }, sync: false })
+  const nowS = Math.floor(Date.now() / 1000)
+  const t0 = performance.now()
+  const deadline = t0 + cfg.loadBudgetMs
+  let loaded = 0
+  let lastLog = t0
+  try {
+    while (loaded < cfg.envelopes && performance.now() < deadline) {
+      const n = Math.min(LOAD_BATCH, cfg.envelopes - loaded)
+      const puts: Array<Promise<boolean>> = new Array(n)
+      for (let k = 0; k < n; k++) {
+        const i = loaded + k
+        // round-robin over mailboxes, so every mailbox holds envelopes whatever count is reached
+        const env = randomEnvelope(mailboxes[i % mailboxes.length], senders[Math.floor(Math.random() * senders.length)],
+          nowS - 60 - Math.floor(Math.random() * SPREAD_SECONDS), cfg.ciphertextBytes)
+        puts[k] = store.put(env)
+      }
+      const stored = await Promise.all(puts)
+      loaded += stored.filter(Boolean).length
+      if (performance.now() - lastLog > 10_000) {
+        lastLog = performance.now()
+        log(`relay: loaded ${loaded} envelopes (${Math.round(loaded / ((lastLog - t0) / 1000))}/s)`)
+      }
+    }
+  } finally {
+    await store.close()
+  }
+  const seconds = (performance.now() - t0) / 1000
+  return {
+    mailboxes,
+    load: {
+      requested: cfg.envelopes,
+      loaded,
+      mailboxes: cfg.mailboxes,
+      seconds,
+      perSec: loaded / seconds,
+      truncated: loaded < cfg.envelopes,
+      dbBytes: dirBytes(relayDir)
+    }
+  }
+}
+
+function broadcastBodies (count: number, ciphertextBytes: number): Buffer[] {
+  const bodies: Buffer[] = new Array(count)
+  for (let i = 0; i < count; i++) {
+    const env = randomEnvelope(randomBytes(32).toString('hex'), randomBytes(32).toString('hex'), 0, ciphertextBytes)
+    bodies[i] = Buffer.from(JSON.stringify({ envelope: { ...env, id: 'x' } }), 'utf8')
+  }
+  return bodies
+}
+
+// ---------------------------------------------------------------------------------------
+// closed-loop load generator
+
+async function closedLoop (opts: {
+  port: number
+  pid: number
+  concurrency: number
+  durationMs: number
+  next: () => { method: string, path: string, body?: Buffer } | undefined
+  onOk?: (body: string) => void
+}): Promise<PhaseResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency })
+  const latencies: number[] = []
+  const errors: Record<string, number> = {}
+  const firstErrors: string[] = []
+  let requests = 0
+  let ok = 0
+  const load0 = os.loadavg()[0]
+  const server0 = processCpuSeconds(opts.pid) ?? NaN
+  const self0 = selfCpuSeconds()
+  const t0 = performance.now()
+  const deadline = t0 + opts.durationMs
+  const worker = async (): Promise<void> => {
+    while (performance.now() < deadline) {
+      const req = opts.next()
+      if (req === undefined) return
+      requests++
+      const sent = performance.now()
+      try {
+        const res = await request(agent, opts.port, req.method, req.path, req.body)
+        latencies.push(performance.now() - sent)
+        if (res.status === 200) {
+          ok++
+          opts.onOk?.(res.body)
+        } else {
+          const key = String(res.status)
+          errors[key] = (errors[key] ?? 0) + 1
+          if (firstErrors.length < 5) firstErrors.push(`${res.status} ${res.body.slice(0, 200)}`)
+        }
+      } catch (err) {
+        errors.network = (errors.network ?? 0) + 1
+        if (firstErrors.length < 5) firstErrors.push(String(err))
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: opts.concurrency }, worker))
+  const wall = (performance.now() - t0) / 1000
+  const server1 = processCpuSeconds(opts.pid) ?? NaN
+  const self1 = selfCpuSeconds()
+  agent.destroy()
+  return {
+    concurrency: opts.concurrency,
+    durationMs: opts.durationMs,
+    requests,
+    ok,
+    okPerSec: ok / wall,
+    latencyMs: percentiles(latencies),
+    errors,
+    firstErrors,
+    serverCores: (server1 - server0) / wall,
+    clientCores: (self1 - self0) / wall,
+    loadavg: [load0, os.loadavg()[0]]
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// bare Koa
+
+const KOA_APP = `
+const Koa = require(process.env.KOA_PATH)
+const app = new Koa()
+app.use((ctx) => { ctx.body = { ok: true, name: 'kith', version: '0.0.0' } })
+app.listen(Number(process.env.PORT), '127.0.0.1')
+`
+
+async function runBaseline (cfg: RelayBenchConfig): Promise<PhaseResult> {
+  const port = await freePort()
+  let out = ''
+  const child = spawn(nodeBinary(), ['-e', KOA_APP], {
+    env: { ...process.env, PORT: String(port), KOA_PATH: path.join(REPO_ROOT, 'node_modules', 'koa') },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  child.stdout?.on('data', (d: Buffer) => { out += d.toString() })
+  child.stderr?.on('data', (d: Buffer) => { out += d.toString() })
+  try {
+    await waitForHttp(child, port, '/', () => out)
+    // a short warm-up so the JIT is not measured
+    await closedLoop({ port, pid: child.pid as number, concurrency: cfg.baseline.concurrency, durationMs: 1000, next: () => ({ method: 'GET', path: '/' }) })
+    return await closedLoop({ port, pid: child.pid as number, concurrency: cfg.baseline.concurrency, durationMs: cfg.baseline.durationMs, next: () => ({ method: 'GET', path: '/' }) })
+  } finally {
+    await stopChild(child)
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// the benchmark
+
+export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log: (line: string) => void = (l) => console.error(l)): Promise<RelayBenchResult> {
+  const cfg: RelayBenchConfig = { ...DEFAULT_RELAY_CONFIG, ...config }
+  const started = Date.now()
+  const machine = machineInfo()
+  const load0 = os.loadavg()[0]
+  const home = mkdtempSync(path.join(os.tmpdir(), 'kith-bench-relay-'))
+  const bin = path.join(REPO_ROOT, 'bin', 'kith')
+  const nodeBin = nodeBinary()
+  const env = { ...process.env, PATH: `${path.join(REPO_ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}` }
+  let child: ChildProcess | undefined
+  try {
+    try {
+      await execFileP(nodeBin, [bin, 'init', '--home', home], { env, maxBuffer: 1 << 20, timeout: STARTUP_TIMEOUT_MS })
+    } catch (err) {
+      const stderr = (err as { stderr?: string }).stderr ?? ''
+      throw new Error(`\`kith init\` failed: ${stderr.trim() || String(err).slice(0, 300)}`, { cause: err })
+    }
+
+    log(`relay: pre-loading up to ${cfg.envelopes} envelopes over ${cfg.mailboxes} mailboxes (budget ${cfg.loadBudgetMs / 1000} s)...`)
+    const { load, mailboxes } = await preload(path.join(home, 'data', 'relay'), cfg, log)
+    log(`relay: loaded ${load.loaded} envelopes in ${load.seconds.toFixed(1)} s (${Math.round(load.perSec)}/s)${load.truncated ? ' (time budget reached)' : ''}`)
+
+    log('relay: preparing broadcast bodies...')
+    const bodies = broadcastBodies(cfg.broadcast.pool, cfg.ciphertextBytes)
+
+    const port = await freePort()
+    let out = ''
+    let warn = 0
+    const startT = performance.now()
+    child = spawn(nodeBin, [bin, 'start', '--home', home, '--stats-addr', `127.0.0.1:${port}`,
+      '--p2p-listen', '/ip4/127.0.0.1/tcp/0', '--log-level', 'warn'], {
+      env: { ...env, SVC_RATE_LIMIT_RPS: '0', SVC_RELAY_SENDER_RPS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    const onData = (d: Buffer): void => {
+      const text = d.toString()
+      warn += text.split('\n').filter((l) => l.trim() !== '').length
+      if (out.length < 20_000) out += text
+    }
+    child.stdout?.on('data', onData)
+    child.stderr?.on('data', onData)
+    await waitForHttp(child, port, '/api/well-known-version', () => out)
+    const nodeStartMs = performance.now() - startT
+    const pid = child.pid as number
+    log(`relay: node up in ${Math.round(nodeStartMs)} ms`)
+
+    // Inbox first, while the store holds exactly the pre-loaded set; a 1 s warm-up each.
+    const pick = (): string => mailboxes[Math.floor(Math.random() * mailboxes.length)]
+    const inboxReq = (): { method: string, path: string } => ({ method: 'GET', path: `/relay/inbox?pub=${pick()}&limit=${cfg.inbox.limit}` })
+    await closedLoop({ port, pid, concurrency: cfg.inbox.concurrency, durationMs: 1000, next: inboxReq })
+    log(`relay: inbox, C=${cfg.inbox.concurrency}, ${cfg.inbox.durationMs / 1000} s...`)
+    let items = 0
+    let pages = 0
+    const inbox = await closedLoop({
+      port, pid, concurrency: cfg.inbox.concurrency, durationMs: cfg.inbox.durationMs, next: inboxReq,
+      onOk: (body) => { pages++; items += (JSON.parse(body) as { count: number }).count }
+    })
+    log(`relay: inbox ${Math.round(inbox.okPerSec)} req/s, p50 ${inbox.latencyMs.p50.toFixed(1)} ms, p99 ${inbox.latencyMs.p99.toFixed(1)} ms`)
+
+    let cursor = 0
+    const broadcastReq = (): { method: string, path: string, body: Buffer } | undefined =>
+      cursor < bodies.length ? { method: 'POST', path: '/relay/broadcast', body: bodies[cursor++] } : undefined
+    await closedLoop({ port, pid, concurrency: cfg.broadcast.concurrency, durationMs: 1000, next: broadcastReq })
+    log(`relay: broadcast, C=${cfg.broadcast.concurrency}, ${cfg.broadcast.durationMs / 1000} s...`)
+    const broadcast = await closedLoop({ port, pid, concurrency: cfg.broadcast.concurrency, durationMs: cfg.broadcast.durationMs, next: broadcastReq })
+    if (cursor >= bodies.length) log('relay: the broadcast pool ran out before the end of the phase')
+    log(`relay: broadcast ${Math.round(broadcast.okPerSec)} accepted/s, p50 ${broadcast.latencyMs.p50.toFixed(1)} ms, p99 ${broadcast.latencyMs.p99.toFixed(1)} ms`)
+
+    await stopChild(child)
+    child = undefined
+
+    log(`relay: bare Koa baseline, C=${cfg.baseline.concurrency}, ${cfg.baseline.durationMs / 1000} s...`)
+    const baseline = await runBaseline(cfg)
+    log(`relay: bare Koa ${Math.round(baseline.okPerSec)} req/s`)
+
+    return {
+      config: cfg,
+      machine,
+      load,
+      nodeStartMs,
+      broadcast,
+      inbox: { ...inbox, meanItems: pages > 0 ? items / pages : NaN },
+      baseline,
+      broadcastRatio: broadcast.okPerSec / baseline.okPerSec,
+      loadavg: [load0, os.loadavg()[0]],
+      nodeWarnLines: warn,
+      elapsedMs: Date.now() - started
+    }
+  } finally {
+    if (child !== undefined) await stopChild(child)
+    rmSync(home, { recursive: true, force: true })
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// formatting
+
+const fmt = (x: number, digits = 0): string => Number.isFinite(x) ? x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a'
+
+export function formatRelayBench (r: RelayBenchResult): string {
+  const c = r.config
+  const l = r.load
+  const errs = (p: PhaseResult): string => Object.keys(p.errors).length === 0 ? '0' : Object.entries(p.errors).map(([k, v]) => `${v}×${k}`).join(', ')
+  const row = (name: string, p: PhaseResult, rate: string): string =>
+    `| ${name} | ${p.concurrency} | ${p.durationMs / 1000} | ${fmt(p.requests)} | **${rate}** | ${fmt(p.latencyMs.p50, 2)} | ${fmt(p.latencyMs.p99, 2)} | ` +
+    `${p.serverCores.toFixed(2)} | ${p.clientCores.toFixed(2)} | ${p.loadavg.map((x) => x.toFixed(1)).join('→')} | ${errs(p)} |`
+  const lines: string[] = [
+    `Machine: ${r.machine.nproc} cores, ${r.machine.cpuModel}, ${r.machine.memTotal} RAM, ${r.machine.kernel}, node ${r.machine.node}; ` +
+      `${r.machine.date}. 1-minute load average ${r.loadavg[0].toFixed(2)} at the start, ${r.loadavg[1].toFixed(2)} at the end.`,
+    '',
+    `Pre-load: ${fmt(l.loaded)} envelopes over ${fmt(l.mailboxes)} mailboxes (≈ ${fmt(l.loaded / l.mailboxes)} each), ` +
+      `${c.ciphertextBytes}-byte ciphertexts, written with \`RelayStore.put\` (fsync off, ${LOAD_BATCH} concurrent puts per lmdb batch) ` +
+      `in ${fmt(l.seconds, 1)} s = ${fmt(l.perSec)} envelopes/s; relay store ${fmt(l.dbBytes / 2 ** 20)} MiB on disk.` +
+      (l.truncated ? ` **The ${fmt(c.loadBudgetMs / 1000)} s load budget ran out before ${fmt(l.requested)}: the figures below are for ${fmt(l.loaded)} envelopes.**` : '') +
+      ` Node start with that store: ${fmt(r.nodeStartMs)} ms to the first 200 of /api/well-known-version.`,
+    '',
+    '| phase | C | s | requests | rate /s | p50 ms | p99 ms | server cores | client cores | load avg | errors |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
+    row('POST /relay/broadcast (accepted)', r.broadcast, fmt(r.broadcast.okPerSec)),
+    row(`GET /relay/inbox?limit=${c.inbox.limit} (random loaded mailbox)`, r.inbox, fmt(r.inbox.okPerSec)),
+    row('bare Koa GET, one middleware, small JSON', r.baseline, fmt(r.baseline.okPerSec)),
+    '',
+    `- broadcast / bare Koa = **${(r.broadcastRatio * 100).toFixed(1)}%** (goal ≥ 60%: ${r.broadcastRatio >= 0.6 ? 'met' : 'not met'}); ` +
+      `inbox p99 = **${fmt(r.inbox.latencyMs.p99, 2)} ms** (goal < 10 ms: ${r.inbox.latencyMs.p99 < 10 ? 'met' : 'not met'}); ` +
+      `an inbox page held ${fmt(r.inbox.meanItems, 1)} items on average;`,
+    '- closed loop: each client sends its next request when the previous one is answered, over keep-alive connections on loopback; ' +
+      'a 1 s warm-up precedes each phase and is not counted. Inbox runs before broadcast, so it reads exactly the pre-loaded set;',
+    '- broadcast bodies are built before the phase, each with a fresh random sender and recipient (no mailbox or sender cap is hit); ' +
+      'the node runs with SVC_RATE_LIMIT_RPS=0 and SVC_RELAY_SENDER_RPS=0, fsync on (the node default);',
+    '- server cores = CPU seconds / wall seconds of the server process, all threads (/proc/<pid>/stat); client cores = this process;',
+    `- load avg = 1-minute load average at the start → end of the phase; on this ${r.machine.nproc}-core machine the load generator shares the cores with the server.`
+  ]
+  const firsts = [['broadcast', r.broadcast], ['inbox', r.inbox], ['baseline', r.baseline]] as const
+  const errLines = firsts.flatMap(([n, p]) => p.firstErrors.map((e) => `${n}: ${e}`))
+  if (errLines.length > 0) lines.push('', 'First errors:', ...errLines.slice(0, 10).map((e) => `    ${e}`))
+  lines.push('', `Relay benchmark wall time: ${fmt(r.elapsedMs / 1000, 1)} s`)
+  return lines.join('\n')
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const quick = process.argv.includes('--quick')
+  runRelayBench(quick ? QUICK_RELAY_CONFIG : {}).then((r) => {
+    console.log(formatRelayBench(r))
+    if (process.argv.includes('--json')) console.error(JSON.stringify(r))
+  }, (err: unknown) => {
+    console.error(err)
+    process.exitCode = 1
+  })
+}
