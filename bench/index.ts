@@ -4,8 +4,12 @@
  * the storage benchmark (bench/storage.ts) when it is present. Prints markdown to stdout,
  * progress to stderr. Exits 0 on success.
  *
- * Flags: --quick (one short run, no profile, no storage), --no-profile, --no-storage,
- *        --duration-ms N, --concurrency 16,64,256, --json FILE (raw results).
+ * Then the 4-validator network benchmark (bench/network.ts) unless --no-network.
+ *
+ * Flags: --quick (one short run, no profile, no storage, short network phases), --no-profile,
+ *        --no-storage, --duration-ms N, --concurrency 16,64,256, --json FILE (raw results);
+ *        network: --no-network, --network-concurrency 64,256,512, --network-rate 500,1000,
+ *        --network-duration-ms N, --network-profile (node 0 under --cpu-prof).
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -13,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { generateKeyPair, sign, verify } from '../src/crypto/index.js'
 import { opensslEd25519Speed, type OpensslResult } from './lib/openssl.js'
 import { machineInfo } from './lib/proc.js'
+import { DEFAULT_NETWORK_CONFIG, QUICK_NETWORK_CONFIG, formatNetwork, runNetworkBench, type NetworkBenchConfig, type NetworkBenchResult } from './network.js'
 import { formatThroughput, runThroughputBench, type ThroughputConfig } from './throughput.js'
 
 const log = (line: string): void => { console.error(line) }
@@ -81,6 +86,31 @@ async function main (): Promise<void> {
     '| koa 3 + @koa/router, GET, 64 conns | 28,683 | wrk, same |',
     `| **kith node, confirmed TRANSFERs** | **${fmt(best.confirmedPerSec)}** (C=${best.concurrency}) | this run; target 5,000 |`, '')
 
+  let network: NetworkBenchResult | undefined
+  if (!process.argv.includes('--no-network')) {
+    const netConfig: Partial<NetworkBenchConfig> = {}
+    if (quick) Object.assign(netConfig, QUICK_NETWORK_CONFIG)
+    const base = { ...DEFAULT_NETWORK_CONFIG, ...netConfig }
+    const netDuration = flag('--network-duration-ms')
+    const netConc = flag('--network-concurrency')
+    const netRate = flag('--network-rate')
+    if (base.saturation !== null) {
+      netConfig.saturation = {
+        concurrencies: netConc !== undefined ? netConc.split(',').map(Number) : base.saturation.concurrencies,
+        durationMs: netDuration !== undefined ? Number(netDuration) : base.saturation.durationMs
+      }
+    }
+    if (base.latency !== null) {
+      netConfig.latency = {
+        ratesPerSec: netRate !== undefined ? netRate.split(',').map(Number) : base.latency.ratesPerSec,
+        durationMs: netDuration !== undefined ? Number(netDuration) : base.latency.durationMs
+      }
+    }
+    if (process.argv.includes('--network-profile')) netConfig.profile = true
+    network = await runNetworkBench(netConfig, log)
+    out.push('## 4 validators on one machine', '', formatNetwork(network, { confirmedPerSec: best.confirmedPerSec, concurrency: best.concurrency }), '')
+  }
+
   let storage: unknown
   const storageJs = path.join(path.dirname(fileURLToPath(import.meta.url)), 'storage.js')
   if (!quick && !process.argv.includes('--no-storage') && existsSync(storageJs)) {
@@ -98,7 +128,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {
