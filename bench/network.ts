@@ -27,21 +27,20 @@
  * Run alone: node dist/bench/network.js [--quick] [--profile]
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
-import { accountFrom, generateKeyPair, transfer, type Account } from '../src/client/index.js'
 import { summariseProfile, type ProfileSummary } from './lib/cpuprofile.js'
+import { REPO_ROOT, nodeBinary, prepareWorkload, request, sleep, type Workload } from './lib/harness.js'
 import { processCpuSeconds, selfCpuSeconds } from './lib/proc.js'
 import { PROFILE_INCLUSIVE, formatProfile, percentiles, type Percentiles } from './throughput.js'
 
 const execFileP = promisify(execFile)
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 // ---------------------------------------------------------------------------------------
 // configuration
@@ -75,11 +74,9 @@ export const DEFAULT_NETWORK_CONFIG: NetworkBenchConfig = {
 export const NETWORK_GOALS = { saturationTxPerSec: 1000, latencyP99Ms: 3000, atRatePerSec: 500 }
 
 const SENDER_BALANCE_UT = 1_000_000_000_000
-const TRANSFER_UT = 1
 const POLL_MS = 25
 const DRAIN_TIMEOUT_MS = 60_000
 const STARTUP_TIMEOUT_MS = 40_000
-const REQUEST_TIMEOUT_MS = 30_000
 /** the open-loop sender drops (and counts) a send when this many requests are unanswered */
 const MAX_IN_FLIGHT = 4000
 
@@ -158,30 +155,6 @@ export interface NetworkBenchResult {
 // ---------------------------------------------------------------------------------------
 // helpers
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
-function nodeBinary (): string {
-  const pinned = path.join(REPO_ROOT, 'node_modules', 'node', 'bin', 'node')
-  return existsSync(pinned) ? pinned : process.execPath
-}
-
-interface HttpAnswer { status: number, body: string }
-
-function request (agent: http.Agent, port: number, method: string, urlPath: string, body?: Buffer): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    const headers: http.OutgoingHttpHeaders = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': body.length }
-    const req = http.request({ agent, host: '127.0.0.1', port, method, path: urlPath, headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
-      res.on('error', reject)
-    })
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${urlPath}: no answer within ${REQUEST_TIMEOUT_MS} ms`)))
-    req.on('error', reject)
-    req.end(body)
-  })
-}
-
 async function portFree (port: number): Promise<boolean> {
   return await new Promise((resolve) => {
     const server = net.createServer()
@@ -203,28 +176,6 @@ async function pickBasePort (validators: number): Promise<number> {
 
 // ---------------------------------------------------------------------------------------
 // workload
-
-interface Workload {
-  senders: Account[]
-  bodies: Buffer[]
-  ids: string[]
-}
-
-/** Timestamps two minutes ahead: valid (±5 min) for seven minutes, longer than the benchmark. */
-function prepareWorkload (senderCount: number, size: number): Workload {
-  const senders = Array.from({ length: senderCount }, () => accountFrom(generateKeyPair()))
-  const time = Date.now() + 2 * 60_000
-  const bodies: Buffer[] = new Array(size)
-  const ids: string[] = new Array(size)
-  for (let i = 0; i < size; i++) {
-    const from = senders[i % senderCount]
-    const to = senders[(i + 1) % senderCount]
-    const id = `net-${i}`
-    ids[i] = id
-    bodies[i] = Buffer.from(JSON.stringify(transfer(from, to.pub, TRANSFER_UT, { id, time })), 'utf8')
-  }
-  return { senders, bodies, ids }
-}
 
 // ---------------------------------------------------------------------------------------
 // the testnet
@@ -695,7 +646,7 @@ export async function runNetworkBench (config: Partial<NetworkBenchConfig> = {},
   const started = Date.now()
   log(`network: signing ${cfg.poolSize} TRANSFERs from ${cfg.senders} senders...`)
   const signStart = performance.now()
-  const work = prepareWorkload(cfg.senders, cfg.poolSize)
+  const work = prepareWorkload(cfg.senders, cfg.poolSize, 'net')
   const signPerSec = cfg.poolSize / ((performance.now() - signStart) / 1000)
   const result: NetworkBenchResult = { config: cfg, signPerSec, saturation: [], latency: [], elapsedMs: 0 }
 

@@ -19,16 +19,16 @@
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { RelayStore, canonicalId, type Envelope } from '../src/relay/index.js'
 import { machineInfo, processCpuSeconds, selfCpuSeconds, type MachineInfo } from './lib/proc.js'
-import { REPO_ROOT, percentiles, type Percentiles } from './throughput.js'
+import { REPO_ROOT, freePort, nodeBinary, request, sleep } from './lib/harness.js'
+import { percentiles, type Percentiles } from './throughput.js'
 
 const execFileP = promisify(execFile)
 
@@ -68,7 +68,6 @@ export const QUICK_RELAY_CONFIG: Partial<RelayBenchConfig> = {
 }
 
 const STARTUP_TIMEOUT_MS = 60_000
-const REQUEST_TIMEOUT_MS = 30_000
 const SPREAD_SECONDS = 3 * 3600
 /** envelopes handed to lmdb at once during the pre-load (its async transactions batch into one commit) */
 const LOAD_BATCH = 2_000
@@ -121,41 +120,6 @@ export interface RelayBenchResult {
 
 // ---------------------------------------------------------------------------------------
 // helpers
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-function nodeBinary (): string {
-  const pinned = path.join(REPO_ROOT, 'node_modules', 'node', 'bin', 'node')
-  return existsSync(pinned) ? pinned : process.execPath
-}
-
-interface HttpAnswer { status: number, body: string }
-
-function request (agent: http.Agent, port: number, method: string, urlPath: string, body?: Buffer): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    const headers: http.OutgoingHttpHeaders = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': body.length }
-    const req = http.request({ agent, host: '127.0.0.1', port, method, path: urlPath, headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
-      res.on('error', reject)
-    })
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${urlPath}: no answer within ${REQUEST_TIMEOUT_MS} ms`)))
-    req.on('error', reject)
-    req.end(body)
-  })
-}
 
 async function waitForHttp (child: ChildProcess, port: number, urlPath: string, output: () => string): Promise<void> {
   const agent = new http.Agent({ keepAlive: false })

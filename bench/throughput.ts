@@ -20,20 +20,18 @@
  * Run alone: node dist/bench/throughput.js [--quick]
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import http from 'node:http'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
-import { accountFrom, generateKeyPair, transfer, type Account } from '../src/client/index.js'
 import { summariseProfile, type ProfileSummary } from './lib/cpuprofile.js'
+import { REPO_ROOT, freePort, nodeBinary, prepareWorkload, request, sleep, type Workload } from './lib/harness.js'
 import { processCpuSeconds, selfCpuSeconds } from './lib/proc.js'
 
 const execFileP = promisify(execFile)
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 // ---------------------------------------------------------------------------------------
 // configuration
@@ -66,11 +64,9 @@ export const DEFAULT_THROUGHPUT_CONFIG: ThroughputConfig = {
 
 /** Each sender's genesis balance, µT: far more than any run spends. */
 const SENDER_BALANCE_UT = 1_000_000_000_000
-const TRANSFER_UT = 1
 const NETSTATS_POLL_MS = 25
 const DRAIN_TIMEOUT_MS = 90_000
 const STARTUP_TIMEOUT_MS = 30_000
-const REQUEST_TIMEOUT_MS = 30_000
 
 // ---------------------------------------------------------------------------------------
 // results
@@ -144,70 +140,8 @@ export function percentiles (values: number[]): Percentiles {
   return { n: sorted.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1] }
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-function nodeBinary (): string {
-  const pinned = path.join(REPO_ROOT, 'node_modules', 'node', 'bin', 'node')
-  return existsSync(pinned) ? pinned : process.execPath
-}
-
-interface HttpAnswer { status: number, body: string }
-
-function request (agent: http.Agent, port: number, method: string, urlPath: string, body?: Buffer): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    const headers: http.OutgoingHttpHeaders = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': body.length }
-    const req = http.request({ agent, host: '127.0.0.1', port, method, path: urlPath, headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
-      res.on('error', reject)
-    })
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${urlPath}: no answer within ${REQUEST_TIMEOUT_MS} ms`)))
-    req.on('error', reject)
-    req.end(body)
-  })
-}
-
 // ---------------------------------------------------------------------------------------
 // prepared workload
-
-interface Workload {
-  senders: Account[]
-  /** serialised POST bodies; ids are `bench-<i>` */
-  bodies: Buffer[]
-  ids: string[]
-}
-
-/**
- * Signs `size` TRANSFERs round-robin over the senders, each to the next sender. Timestamps are
- * two minutes ahead of now: the node accepts ±5 minutes, so the pool stays valid for seven
- * minutes, longer than the whole benchmark.
- */
-function prepareWorkload (senderCount: number, size: number): Workload {
-  const senders = Array.from({ length: senderCount }, () => accountFrom(generateKeyPair()))
-  const time = Date.now() + 2 * 60_000
-  const bodies: Buffer[] = new Array(size)
-  const ids: string[] = new Array(size)
-  for (let i = 0; i < size; i++) {
-    const from = senders[i % senderCount]
-    const to = senders[(i + 1) % senderCount]
-    const id = `bench-${i}`
-    ids[i] = id
-    bodies[i] = Buffer.from(JSON.stringify(transfer(from, to.pub, TRANSFER_UT, { id, time })), 'utf8')
-  }
-  return { senders, bodies, ids }
-}
 
 // ---------------------------------------------------------------------------------------
 // node process
@@ -463,7 +397,7 @@ export async function runThroughputBench (config: Partial<ThroughputConfig> = {}
   const started = Date.now()
   log(`throughput: signing ${cfg.poolSize} TRANSFERs from ${cfg.senders} senders...`)
   const signStart = performance.now()
-  const work = prepareWorkload(cfg.senders, cfg.poolSize)
+  const work = prepareWorkload(cfg.senders, cfg.poolSize, 'bench')
   const signSeconds = (performance.now() - signStart) / 1000
   log(`throughput: signed in ${signSeconds.toFixed(1)} s (${Math.round(cfg.poolSize / signSeconds)}/s)`)
 
