@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'RELAY_FORBIDDEN'
   | 'RELAY_STALE_TS'
   | 'RELAY_MAILBOX_FULL'
+  | 'RELAY_FEE_REFUSED'
   | 'RELAY_UNAVAILABLE'
   // node faults
   | 'UNAVAILABLE'

@@ -8,7 +8,7 @@ import { createApi, type OnboardingOptions } from '../api/index.js'
 import { accountFrom, type Account } from '../client/index.js'
 import { P2PHost } from '../p2p/index.js'
 import { ownsMailbox } from '../chain/index.js'
-import { RelayService, readRelayEnv, sealKeyFromEd25519 } from '../relay/index.js'
+import { RelayFees, RelayService, readRelayEnv, sealKeyFromEd25519 } from '../relay/index.js'
 import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
 import { createTestnet } from './testnet.js'
 import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
@@ -103,15 +103,19 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     verifyPool
   })
   const relayEnv = readRelayEnv()
+  // the relay identity that paid envelopes name is the node's account key
+  const fees = RelayFees.open({ dataDir: loaded.dataDir, relayKey: loaded.validatorKey, node, logger })
   const relay = new RelayService({
     dataDir: loaded.dataDir,
     ttlMs: relayEnv.ttlMs,
     identity: relayEnv.disableInboxDelete ? undefined : { isLinked: (ed25519, x25519) => ownsMailbox(node.store, ed25519, x25519) },
     nodeSealKey: sealKeyFromEd25519(loaded.nodeKey.secretKey),
     requireReadAuth: relayEnv.requireReadAuth,
-    logger: logger.child({ module: 'relay' })
+    logger: logger.child({ module: 'relay' }),
+    feeCheck: fees.check
   })
   relay.start()
+  fees.start((id) => relay.store.has(id))
   // Consensus state is restored whole before the network can say anything (restore is synchronous).
   node.start()
   let p2p: P2PHost | undefined
@@ -146,6 +150,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     await api?.close()
     await p2p?.stop()
     await relay.close()
+    await fees.close()
     await node.stop()
     await verifyPool.close()
     throw err
@@ -164,6 +169,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       await api?.close()
       await p2p?.stop()
       await relay.close()
+      await fees.close()
       await node.stop()
       await verifyPool.close()
       logger.info('stopped')

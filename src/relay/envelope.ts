@@ -3,7 +3,7 @@
  * the canonical id, size caps, the inbox item shape, and the texts that mailbox owners sign.
  */
 import { z } from 'zod'
-import { fromBase64, sha256, toBase64, verify } from '../crypto/index.js'
+import { BASE64_CHARS, fromBase64, sha256, toBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 
@@ -23,7 +23,6 @@ export const PEER_FUTURE_TOLERANCE_MS = 5 * 60_000
 const HEX64 = /^[0-9a-fA-F]{64}$/
 const LOWER_HEX64 = /^[0-9a-f]{64}$/
 const CANONICAL_ID = /^[0-9a-f]{32}$/
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 
 /** An envelope as stored, served (minus fee_sig) and gossiped: canonical id, server time. */
 export interface Envelope {
@@ -74,7 +73,7 @@ export interface DeleteProof {
 const x25519 = (what: string): z.ZodType<string> =>
   z.string().regex(HEX64, `must be a 64-character hex ${what}`).transform((s) => s.toLowerCase())
 
-const base64 = z.string().regex(BASE64, 'must be standard base64 with padding')
+const base64 = z.string().regex(BASE64_CHARS, 'must be standard base64 with padding').refine((s) => s.length % 4 === 0, 'must be standard base64 with padding')
 
 export const X25519PubSchema = x25519('X25519 public key')
 export const Ed25519PubSchema = z.string().regex(HEX64, 'must be a 64-character hex Ed25519 public key').transform((s) => s.toLowerCase())

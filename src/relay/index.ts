@@ -9,14 +9,16 @@
  * proof); peers' envelopes and deletes come back through `accept` and `acceptDeletion`, and
  * anti-entropy (`answerSyncRequest` on the serving side, `pullFromPeer` on the asking side,
  * built on the service's `digests`, `missingFrom`, `idsInBucket`, `wanted`, `envelopes`)
- * repairs what gossip lost. Design, limits and wire forms: docs/relay.md.
+ * repairs what gossip lost. `RelayFees` checks paid envelopes (`fee_ut > 0`) and collects their
+ * fees with RELAY_PROOF. Design, limits and wire forms: docs/relay.md.
  */
 export {
-  RelayService, mailboxTtlMs, readRelayEnv, DEFAULT_SENDER_RPS, DEFAULT_TTL_DAYS, DAY_MS, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGE_CHARS,
+  RelayService, mailboxTtlMs, readRelayEnv, DEFAULT_SENDER_RPS, DEFAULT_TTL_DAYS, DAY_MS, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGE_BYTES,
   DEFAULT_SWEEP_INTERVAL_MS, DEFAULT_SWEEP_BATCH, MAX_ENVELOPES_PER_REQUEST, RelaySendSchema,
   type RelayServiceOptions, type IdentityResolver, type InboxEvent, type RelayEvents, type PeerOutcome,
   type InboxQuery, type InboxResult, type BroadcastOptions, type RelayEnv
 } from './service.js'
+export { RelayFees, DEFAULT_COLLECT_INTERVAL_MS, type FeeClaim, type FeeNode, type RelayFeesOptions } from './fees.js'
 export { RelaySyncRequestSchema, answerSyncRequest, pullFromPeer, type RelaySyncRequest, type SyncRoundResult } from './sync.js'
 export {
   RelayStore, BUCKET_SECONDS, DEFAULT_LIMITS, bucketOf,

@@ -8,24 +8,26 @@ import { join } from 'node:path'
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { z } from 'zod'
-import { fromBase64, toBase64, toHex } from '../crypto/index.js'
+import { BASE64_CHARS, fromBase64, isBase64, toBase64, toHex } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 import {
   DeleteProofSchema, MAX_SEND_PLAINTEXT_BYTES, OwnerProofSchema, PEER_FUTURE_TOLERANCE_MS, SIGNED_TS_TOLERANCE_MS, X25519PubSchema,
-  base64DecodedLength, checkPeerEnvelope, deleteText, envelopeFromUpload, presentInboxItem, readText, verifiedText,
+  base64DecodedLength, checkPeerEnvelope, deleteText, envelopeFromUpload, readText, verifiedText,
   type DeleteProof, type Envelope, type InboxItem, type OwnerProof
 } from './envelope.js'
 import { boxSeal, randomNonce, type SealKey } from './seal.js'
 import { BUCKET_SECONDS, RelayStore, bucketOf, type BucketDigest, type BucketIds, type Clock, type RelayLimits } from './store.js'
+
+const CLOSE = Buffer.from(']}')
 
 export const DEFAULT_TTL_DAYS = 7
 export const DAY_MS = 86_400_000
 /** Inbox page size: default and largest (a larger `limit` is lowered to it). */
 export const DEFAULT_PAGE_SIZE = 50
 export const MAX_PAGE_SIZE = 500
-/** A page stops growing past this much ciphertext text (base64 characters), so 500 large envelopes never make one 44 MB answer. */
-export const MAX_PAGE_CHARS = 8 * 1024 * 1024
+/** A page stops growing past this many bytes of item JSON, so 500 large envelopes never make one 44 MB answer. */
+export const MAX_PAGE_BYTES = 8 * 1024 * 1024
 export const DEFAULT_SWEEP_INTERVAL_MS = 10_000
 /** Envelopes per sweep transaction: measured longest event-loop pause ~15 ms (docs/relay.md) */
 export const DEFAULT_SWEEP_BATCH = 250
@@ -55,6 +57,8 @@ export interface RelayServiceOptions {
   sweepBatch?: number
   /** fsync on commit (default true) */
   sync?: boolean
+  /** paid envelopes (fee_ut > 0): checks fee_sig and records the claim, or throws (fees.ts) */
+  feeCheck?: (envelope: Envelope) => void | Promise<void>
 }
 
 /** The real-time push summary (spec "Events": inbox). */
@@ -106,7 +110,7 @@ export interface BroadcastOptions {
 
 export const RelaySendSchema = z.object({
   recipient_pub: X25519PubSchema.meta({ description: 'recipient X25519 pubkey, hex' }),
-  msg_b64: z.string().regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, 'must be standard base64 with padding')
+  msg_b64: z.string().regex(BASE64_CHARS, 'must be standard base64 with padding').refine(isBase64, 'must be standard base64 with padding')
     .meta({ description: `base64 of the plaintext, at most ${MAX_SEND_PLAINTEXT_BYTES} bytes decoded` })
 }).meta({ id: 'RelaySendRequest' })
 
@@ -152,6 +156,7 @@ export class RelayService extends EventEmitter<RelayEvents> {
   private readonly clock: Clock
   private readonly identity: IdentityResolver | undefined
   private readonly sealKey: SealKey
+  private readonly feeCheck: RelayServiceOptions['feeCheck']
   private readonly log: Logger
   private readonly sweepIntervalMs: number
   private readonly sweepBatch: number
@@ -165,6 +170,7 @@ export class RelayService extends EventEmitter<RelayEvents> {
     this.ttlMs = opts.ttlMs ?? DEFAULT_TTL_DAYS * DAY_MS
     this.identity = opts.identity
     this.sealKey = opts.nodeSealKey
+    this.feeCheck = opts.feeCheck
     this.requireReadAuth = opts.requireReadAuth ?? false
     this.log = opts.logger.child({ module: 'relay' })
     this.sweepIntervalMs = opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS
@@ -192,6 +198,7 @@ export class RelayService extends EventEmitter<RelayEvents> {
    */
   async broadcast (input: unknown, opts: BroadcastOptions = {}): Promise<{ id: string, status: 'broadcast' }> {
     const envelope = envelopeFromUpload(input, this.nowSeconds())
+    await this.feeCheck?.(envelope)
     opts.admit?.(envelope)
     if (await this.store.put(envelope)) this.announce(envelope)
     return { id: envelope.id, status: 'broadcast' }
@@ -252,11 +259,21 @@ export class RelayService extends EventEmitter<RelayEvents> {
 
   /** GET /relay/inbox: oldest first by (sent_at, id), from `since` (inclusive). */
   inbox (pubInput: string, query: InboxQuery = {}, auth?: unknown): InboxResult {
+    return JSON.parse(this.inboxBody(pubInput, query, auth).toString('utf8')) as InboxResult
+  }
+
+  /** GET /relay/inbox as the JSON text of an InboxResult, around the stored items' bytes. */
+  inboxBody (pubInput: string, query: InboxQuery = {}, auth?: unknown): Buffer {
+    const { pub, page } = this.inboxPage(pubInput, query, auth)
+    const head = Buffer.from(`{"pub":"${pub}","count":${page.count},"has_more":${String(page.hasMore)},"items":[`, 'utf8')
+    return Buffer.concat([head, page.json, CLOSE])
+  }
+
+  private inboxPage (pubInput: string, query: InboxQuery, auth: unknown): { pub: string, page: { json: Buffer, count: number, hasMore: boolean } } {
     const pub = this.mailboxKey(pubInput)
     if (this.requireReadAuth) this.authorizeRead(pubInput, pub, auth)
     const limit = Math.min(Math.max(1, Math.floor(query.limit ?? DEFAULT_PAGE_SIZE)), MAX_PAGE_SIZE)
-    const page = this.store.inbox(pub, { since: query.since, after: query.after?.toLowerCase(), limit, maxChars: MAX_PAGE_CHARS })
-    return { pub, count: page.items.length, has_more: page.hasMore, items: page.items.map(presentInboxItem) }
+    return { pub, page: this.store.inboxJson(pub, { since: query.since, after: query.after?.toLowerCase(), limit, maxBytes: MAX_PAGE_BYTES }) }
   }
 
   /** GET /relay/inbox/count: live envelopes in the mailbox. */

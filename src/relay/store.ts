@@ -2,33 +2,46 @@
  * The mailbox store: its own lmdb environment (`<dataDir>/relay`), separate from the chain's,
  * so mailbox traffic never contends with block commits.
  *
- * Tables
- *   mailbox        [recipient_pub, sent_at, id] -> Envelope     inbox pages are one range read
- *   ids            id -> IdEntry                                 dedup, delete, tombstones
- *   time           [sent_at, id] -> 1                            sweep and anti-entropy buckets
- *   counts         recipient_pub -> number                       per-mailbox cap
- *   sender_counts  [recipient_pub, sender_pub] -> number         per-(mailbox, sender) cap
- *   buckets        hour -> BucketRecord                          anti-entropy digests
+ * On disk (format 2) there are two append-mostly tables, both ordered by (sent_at, id):
+ *   envelopes   sent_at(6) ‖ id(16) ‖ recipient(32) ‖ sender(32) -> inbox item JSON [‖ "\n" fee_sig]
+ *   tombstones  sent_at(6) ‖ id(16)                               -> the owner's delete proof
+ * A new envelope is one put near the end of one B-tree. Indexing by mailbox on disk would add
+ * random inserts into large trees, which cost ~100 µs of CPU each here (docs/relay.md); so the
+ * indexes live in memory and are rebuilt from the keys alone at open:
+ *   ids         id -> entry (pending, live or deleted)         dedup, delete, anti-entropy
+ *   mailboxes   recipient -> live entries in (sent_at, id) order, per-sender counts
+ *   buckets     hour -> {live, live_xor, deleted, deleted_xor}  anti-entropy digests
  *
- * Expiry is `sent_at + ttl`, with one TTL for every envelope, so the time index doubles as the
- * expiry index: the sweep deletes from its start. A changed SVC_MAILBOX_TTL_DAYS therefore
- * applies to envelopes already stored. Expired envelopes are filtered out of every read even
- * before the sweep reaches them.
+ * The stored value is the exact inbox item the node serves, so an inbox page is a concatenation
+ * of stored bytes (no decode, no re-encode).
  *
- * A deleted envelope leaves a tombstone (its id entry, with the owner's signed proof) until it
- * would have expired, so gossip and anti-entropy cannot bring it back.
+ * Expiry is `sent_at + ttl`, with one TTL for every envelope, so both tables are also the expiry
+ * index: the sweep deletes from their start. A changed SVC_MAILBOX_TTL_DAYS therefore applies to
+ * envelopes already stored. Expired envelopes are filtered out of every read even before the
+ * sweep reaches them.
  *
- * Writes decide inside the lmdb transaction and only then write: lmdb-js does not undo the puts
- * of a transaction callback that throws. `put` and `delete` resolve after `flushed` (fsync).
+ * A deleted envelope leaves a tombstone until it would have expired, so gossip and anti-entropy
+ * cannot bring it back.
+ *
+ * All decisions (duplicates, caps) are taken on the event loop against the in-memory indexes,
+ * which count an envelope from the moment it is decided; it becomes readable once its put is
+ * committed. `put` and `delete` resolve after `flushed` (fsync).
  */
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { KithError } from '../errors.js'
-import type { DeleteProof, Envelope } from './envelope.js'
+import { presentInboxItem, type DeleteProof, type Envelope, type InboxItem } from './envelope.js'
 
 /** Width of an anti-entropy bucket, in seconds of sent_at. */
 export const BUCKET_SECONDS = 3600
+const FORMAT = 2
 const ZERO_XOR = '0'.repeat(32)
-const MAX_TIME = Number.MAX_SAFE_INTEGER
+const NEWLINE = 0x0a
+
+// key layout
+const AT_BYTES = 6
+const ID_END = AT_BYTES + 16
+const RECIPIENT_END = ID_END + 32
+const KEY_BYTES = RECIPIENT_END + 32
 
 export interface Clock {
   /** unix ms */
@@ -53,8 +66,8 @@ export interface RelayStoreOptions {
   sync?: boolean
 }
 
-export interface InboxPage {
-  items: Envelope[]
+export interface InboxPage<T> {
+  items: T[]
   hasMore: boolean
 }
 
@@ -64,8 +77,8 @@ export interface InboxOptions {
   /** with `since`: only items after (since, after) in (sent_at, id) order, the page cursor */
   after?: string
   limit: number
-  /** stop adding items once their ciphertext text exceeds this many characters (at least one item is returned) */
-  maxChars?: number
+  /** stop adding items once their JSON exceeds this many bytes (at least one item is returned) */
+  maxBytes?: number
 }
 
 /** Anti-entropy summary of one hour of sent_at: live ids and tombstones, each as count and XOR. */
@@ -86,58 +99,160 @@ export interface BucketIds {
   next?: string
 }
 
-interface IdEntry {
-  recipient_pub: string
-  sender_pub: string
-  sent_at: number
-  /** present once deleted: the tombstone */
-  deleted?: DeleteProof
+export type DeleteOutcome = 'deleted' | 'tombstoned' | 'already_deleted' | 'not_found'
+
+interface SenderShare {
+  pub: string
+  /** pending and live envelopes of this sender in the mailbox, expired ones included until swept */
+  count: number
 }
 
-type BucketRecord = Omit<BucketDigest, 'bucket'>
-type MailboxKey = [string, number, string]
-type TimeKey = [number, string]
-type SenderKey = [string, string]
+interface Mailbox {
+  pub: string
+  /** committed live envelopes in (sent_at, id) order, expired ones first until swept */
+  entries: LiveEntry[]
+  /** decided but not yet committed */
+  pending: number
+  senders: Map<string, SenderShare>
+}
 
-type PutOutcome = 'stored' | 'known' | 'mailbox_full' | 'sender_full'
-export type DeleteOutcome = 'deleted' | 'tombstoned' | 'already_deleted' | 'not_found'
+interface LiveEntry {
+  kind: 'pending' | 'live'
+  id: string
+  sentAt: number
+  box: Mailbox
+  sender: SenderShare
+  /** while pending: settles once the put is committed (or has failed) */
+  committed?: Promise<unknown>
+}
+
+interface DeletedEntry {
+  kind: 'deleted'
+  id: string
+  sentAt: number
+  proof: DeleteProof
+}
+
+type Entry = LiveEntry | DeletedEntry
+
+interface BucketState {
+  live: number
+  liveXor: Buffer
+  deleted: number
+  deletedXor: Buffer
+}
 
 export function bucketOf (sentAt: number): number {
   return Math.floor(sentAt / BUCKET_SECONDS)
 }
 
-function xorHex (a: string, b: string): string {
-  const x = Buffer.from(a, 'hex')
-  const y = Buffer.from(b, 'hex')
-  for (let i = 0; i < x.length; i++) x[i] ^= y[i]
-  return x.toString('hex')
+function atPrefix (sentAt: number): Buffer {
+  const key = Buffer.allocUnsafe(AT_BYTES)
+  key.writeUIntBE(sentAt, 0, AT_BYTES)
+  return key
+}
+
+function tombstoneKey (sentAt: number, id: string): Buffer {
+  const key = Buffer.allocUnsafe(ID_END)
+  key.writeUIntBE(sentAt, 0, AT_BYTES)
+  key.write(id, AT_BYTES, 'hex')
+  return key
+}
+
+function envelopeKey (sentAt: number, id: string, recipient: string, sender: string, into: Buffer = Buffer.allocUnsafe(KEY_BYTES)): Buffer {
+  into.writeUIntBE(sentAt, 0, AT_BYTES)
+  into.write(id, AT_BYTES, 'hex')
+  into.write(recipient, ID_END, 'hex')
+  into.write(sender, RECIPIENT_END, 'hex')
+  return into
+}
+
+function keyOf (e: LiveEntry): Buffer {
+  return envelopeKey(e.sentAt, e.id, e.box.pub, e.sender.pub)
+}
+
+/** Key buffer for synchronous reads only (lmdb copies it before the call returns). */
+const readKey = Buffer.allocUnsafe(KEY_BYTES)
+/** Scratch for assembling an inbox page (grown per call when a page needs more). */
+const pageBuffer = Buffer.allocUnsafe(256 * 1024)
+const COMMA = 0x2c
+
+/** The served inbox item, then the fee_sig that is stored and gossiped but never served. */
+function encodeValue (env: Envelope): Buffer {
+  const item = JSON.stringify(presentInboxItem(env))
+  return Buffer.from(env.fee_sig === null ? item : `${item}\n${env.fee_sig}`, 'utf8')
+}
+
+function itemBytes (value: Buffer): Buffer {
+  const end = value.indexOf(NEWLINE)
+  return end < 0 ? value : value.subarray(0, end)
+}
+
+function envelopeOf (item: InboxItem, feeSig: string | null = null): Envelope {
+  return {
+    id: item.id,
+    sender_pub: item.sender_pub,
+    recipient_pub: item.recipient_pub,
+    sender_ed25519_pub: item.sender_ed25519_pub,
+    fee_ut: item.fee_ut,
+    fee_sig: feeSig,
+    nonce: item.nonce,
+    ciphertext: item.ciphertext,
+    sent_at: item.sent_at
+  }
+}
+
+function decodeValue (value: Buffer): Envelope {
+  const end = value.indexOf(NEWLINE)
+  const item = JSON.parse((end < 0 ? value : value.subarray(0, end)).toString('utf8')) as InboxItem
+  return envelopeOf(item, end < 0 ? null : value.subarray(end + 1).toString('utf8'))
+}
+
+/** lmdb may reuse a key's buffer for the next key: keep each one. */
+function * copies (keys: Iterable<Buffer>): Iterator<Buffer> {
+  for (const key of keys) yield Buffer.from(key)
+}
+
+/** (sentAt, id) order. */
+function before (aAt: number, aId: string, bAt: number, bId: string): boolean {
+  return aAt < bAt || (aAt === bAt && aId < bId)
+}
+
+/** Index of the first entry not before (sentAt, id); id '' means the start of that second. */
+function lowerBound (entries: readonly LiveEntry[], sentAt: number, id = ''): number {
+  let lo = 0
+  let hi = entries.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (before(entries[mid].sentAt, entries[mid].id, sentAt, id)) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }
 
 export class RelayStore {
   private readonly root: RootDatabase
-  private readonly mailbox: Database<Envelope, MailboxKey>
-  private readonly ids: Database<IdEntry, string>
-  private readonly time: Database<1, TimeKey>
-  private readonly counts: Database<number, string>
-  private readonly senderCounts: Database<number, SenderKey>
-  private readonly buckets: Database<BucketRecord, number>
+  private readonly envelopes: Database<Buffer, Buffer>
+  private readonly tombstones: Database<DeleteProof, Buffer>
+  private readonly ids = new Map<string, Entry>()
+  private readonly mailboxes = new Map<string, Mailbox>()
+  private readonly buckets = new Map<number, BucketState>()
   readonly limits: RelayLimits
   readonly ttlMs: number
   private readonly clock: Clock
 
   private constructor (path: string, opts: RelayStoreOptions) {
-    this.root = open({ path, compression: false, noSync: opts.sync === false, mapSize: 2 ** 34 })
-    this.mailbox = this.root.openDB({ name: 'mailbox' })
-    this.ids = this.root.openDB({ name: 'ids' })
-    this.time = this.root.openDB({ name: 'time' })
-    this.counts = this.root.openDB({ name: 'counts' })
-    this.senderCounts = this.root.openDB({ name: 'sender_counts' })
-    this.buckets = this.root.openDB({ name: 'buckets' })
+    this.root = open({ path, compression: false, noSync: opts.sync === false, mapSize: 2 ** 36 })
+    this.envelopes = this.root.openDB({ name: 'envelopes', keyEncoding: 'binary', encoding: 'binary' })
+    this.tombstones = this.root.openDB({ name: 'tombstones', keyEncoding: 'binary' })
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits }
     this.ttlMs = opts.ttlMs
     this.clock = opts.clock
+    this.migrateFormat1()
+    this.load()
   }
 
+  /** Opens the store and rebuilds the in-memory indexes from the keys (about 1 s per million envelopes, docs/relay.md). */
   static open (path: string, opts: RelayStoreOptions): RelayStore {
     if (!(opts.ttlMs > 0)) throw new RangeError('the mailbox TTL must be positive')
     return new RelayStore(path, opts)
@@ -158,73 +273,117 @@ export class RelayStore {
    * RELAY_MAILBOX_FULL when the mailbox or this sender's share of it is at its cap.
    */
   async put (env: Envelope): Promise<boolean> {
-    const outcome = await this.root.transaction((): PutOutcome => {
-      if (this.ids.get(env.id) !== undefined) return 'known'
-      const now = this.clock.now()
-      const r = env.recipient_pub
-      if ((this.counts.get(r) ?? 0) >= this.limits.maxPerMailbox && this.liveCount(r, now) >= this.limits.maxPerMailbox) return 'mailbox_full'
-      if ((this.senderCounts.get([r, env.sender_pub]) ?? 0) >= this.limits.maxPerSender &&
-        this.liveSenderCount(r, env.sender_pub, now) >= this.limits.maxPerSender) return 'sender_full'
-      this.mailbox.put([r, env.sent_at, env.id], env)
-      this.ids.put(env.id, { recipient_pub: r, sender_pub: env.sender_pub, sent_at: env.sent_at })
-      this.time.put([env.sent_at, env.id], 1)
-      this.counts.put(r, (this.counts.get(r) ?? 0) + 1)
-      this.senderCounts.put([r, env.sender_pub], (this.senderCounts.get([r, env.sender_pub]) ?? 0) + 1)
-      this.changeBucket(env.sent_at, env.id, 'live', +1)
-      return 'stored'
-    })
-    // Also for 'known': a concurrent put of the same id may be committed but not yet synced.
-    await this.root.flushed
-    if (outcome === 'mailbox_full') {
+    const known = this.ids.get(env.id)
+    if (known !== undefined) {
+      if (known.kind === 'pending') {
+        // the first upload may still fail; then this one stores it
+        if (!await known.committed?.then(() => true, () => false)) return await this.put(env)
+      }
+      await this.root.flushed
+      return false
+    }
+    const now = this.clock.now()
+    const box = this.mailboxes.get(env.recipient_pub) ?? this.newMailbox(env.recipient_pub)
+    if (box.entries.length + box.pending >= this.limits.maxPerMailbox && this.liveCount(box, now) >= this.limits.maxPerMailbox) {
+      this.dropIfEmpty(box)
       throw new KithError('RELAY_MAILBOX_FULL', `mailbox ${env.recipient_pub} is full (${this.limits.maxPerMailbox} envelopes); it takes new ones as the owner deletes or they expire`)
     }
-    if (outcome === 'sender_full') {
+    const share = box.senders.get(env.sender_pub) ?? { pub: env.sender_pub, count: 0 }
+    if (share.count >= this.limits.maxPerSender && this.liveSenderCount(box, share, now) >= this.limits.maxPerSender) {
       throw new KithError('RELAY_MAILBOX_FULL', `mailbox ${env.recipient_pub} already holds ${this.limits.maxPerSender} envelopes from sender ${env.sender_pub}, the most one sender may hold`)
     }
-    return outcome === 'stored'
+    const entry: LiveEntry = { kind: 'pending', id: env.id, sentAt: env.sent_at, box, sender: share }
+    this.ids.set(env.id, entry)
+    box.senders.set(share.pub, share)
+    box.pending++
+    share.count++
+    entry.committed = this.envelopes.put(keyOf(entry), encodeValue(env)).then(
+      () => {
+        box.pending--
+        entry.kind = 'live'
+        entry.committed = undefined
+        box.entries.splice(lowerBound(box.entries, entry.sentAt, entry.id), 0, entry)
+        this.changeBucket(entry.sentAt, entry.id, 'live', +1)
+      },
+      (err: unknown) => {
+        box.pending--
+        this.ids.delete(entry.id)
+        this.releaseShare(box, share)
+        throw err
+      })
+    await entry.committed
+    await this.root.flushed
+    return true
   }
 
-  /** Live envelopes of a mailbox, oldest first by (sent_at, id). */
-  inbox (pub: string, opts: InboxOptions): InboxPage {
+  /**
+   * Live envelopes of a mailbox, oldest first by (sent_at, id), as the inbox items' JSON joined
+   * by commas: the served bytes, copied once out of lmdb's read buffer.
+   */
+  inboxJson (pub: string, opts: InboxOptions): { json: Buffer, count: number, hasMore: boolean } {
+    const box = this.mailboxes.get(pub)
+    if (box === undefined) return { json: Buffer.alloc(0), count: 0, hasMore: false }
     const liveFrom = this.liveFrom()
     const since = opts.since ?? 0
-    const cursor = opts.after !== undefined && since >= liveFrom ? opts.after : undefined
-    const start: MailboxKey | [string, number] = cursor !== undefined ? [pub, since, cursor] : [pub, Math.max(since, liveFrom)]
-    const items: Envelope[] = []
-    let chars = 0
+    let i = opts.after !== undefined && since >= liveFrom
+      ? lowerBound(box.entries, since, opts.after)
+      : lowerBound(box.entries, Math.max(since, liveFrom))
+    if (opts.after !== undefined && i < box.entries.length && box.entries[i].sentAt === since && box.entries[i].id === opts.after) i++
+    let page = pageBuffer
+    let bytes = 0
+    let count = 0
     let hasMore = false
-    for (const { key, value } of this.mailbox.getRange({ start, end: [pub, MAX_TIME] })) {
-      if (cursor !== undefined && key[1] === since && key[2] === cursor) continue
-      if (items.length >= opts.limit || (opts.maxChars !== undefined && items.length > 0 && chars + value.ciphertext.length > opts.maxChars)) {
+    for (; i < box.entries.length; i++) {
+      const e = box.entries[i]
+      const value = this.envelopes.getBinaryFast(envelopeKey(e.sentAt, e.id, box.pub, e.sender.pub, readKey))
+      if (value === undefined) continue
+      const item = itemBytes(value.subarray(0, value.length))
+      if (count >= opts.limit || (opts.maxBytes !== undefined && count > 0 && bytes + item.length > opts.maxBytes)) {
         hasMore = true
         break
       }
-      items.push(value)
-      chars += value.ciphertext.length
+      if (bytes + item.length + 1 > page.length) {
+        const grown = Buffer.allocUnsafe(Math.max(2 * page.length, bytes + item.length + 1))
+        page.copy(grown, 0, 0, bytes)
+        page = grown
+      }
+      if (count > 0) page[bytes++] = COMMA
+      bytes += item.copy(page, bytes)
+      count++
     }
-    return { items, hasMore }
+    return { json: Buffer.from(page.subarray(0, bytes)), count, hasMore }
+  }
+
+  /** Live envelopes of a mailbox, oldest first by (sent_at, id). */
+  inbox (pub: string, opts: InboxOptions): InboxPage<Envelope> {
+    const page = this.inboxJson(pub, opts)
+    const items = page.count === 0 ? [] : (JSON.parse(`[${page.json.toString('utf8')}]`) as InboxItem[]).map((item) => this.get(item.id) ?? envelopeOf(item))
+    return { items, hasMore: page.hasMore }
   }
 
   /** Live envelopes in a mailbox. */
   count (pub: string): number {
-    return this.liveCount(pub, this.clock.now())
+    const box = this.mailboxes.get(pub)
+    return box === undefined ? 0 : box.entries.length - lowerBound(box.entries, this.liveFrom())
   }
 
   /** A live envelope by id. */
   get (id: string): Envelope | undefined {
     const entry = this.ids.get(id)
-    if (entry === undefined || entry.deleted !== undefined || this.isExpired(entry.sent_at)) return undefined
-    return this.mailbox.get([entry.recipient_pub, entry.sent_at, id])
+    if (entry === undefined || entry.kind !== 'live' || this.isExpired(entry.sentAt)) return undefined
+    const value = this.envelopes.getBinary(envelopeKey(entry.sentAt, entry.id, entry.box.pub, entry.sender.pub, readKey))
+    return value === undefined ? undefined : decodeValue(value)
   }
 
   /** Whether the id is known: stored, deleted (tombstone) or expired but not yet swept. */
   has (id: string): boolean {
-    return this.ids.get(id) !== undefined
+    return this.ids.has(id)
   }
 
   /** The owner's delete proof of a deleted envelope. */
   tombstone (id: string): DeleteProof | undefined {
-    return this.ids.get(id)?.deleted
+    const entry = this.ids.get(id)
+    return entry?.kind === 'deleted' ? entry.proof : undefined
   }
 
   /**
@@ -233,83 +392,122 @@ export class RelayStore {
    * delete arriving before the envelope).
    */
   async delete (id: string, pub: string, proof: DeleteProof, opts: { tombstoneUnknown?: boolean } = {}): Promise<DeleteOutcome> {
-    const outcome = await this.root.transaction((): DeleteOutcome => {
-      const entry = this.ids.get(id)
-      const now = this.clock.now()
-      if (entry === undefined) {
-        if (opts.tombstoneUnknown !== true || this.isExpired(proof.sent_at, now)) return 'not_found'
-        this.ids.put(id, { recipient_pub: pub, sender_pub: '', sent_at: proof.sent_at, deleted: proof })
-        this.time.put([proof.sent_at, id], 1)
-        this.changeBucket(proof.sent_at, id, 'deleted', +1)
-        return 'tombstoned'
-      }
-      if (entry.recipient_pub !== pub || this.isExpired(entry.sent_at, now)) return 'not_found'
-      if (entry.deleted !== undefined) return 'already_deleted'
-      this.removeLive(id, entry)
-      this.ids.put(id, { ...entry, deleted: { ...proof, sent_at: entry.sent_at } })
-      this.changeBucket(entry.sent_at, id, 'live', -1)
-      this.changeBucket(entry.sent_at, id, 'deleted', +1)
-      return 'deleted'
+    const entry = this.ids.get(id)
+    const now = this.clock.now()
+    if (entry === undefined) {
+      if (opts.tombstoneUnknown !== true || this.isExpired(proof.sent_at, now)) return 'not_found'
+      this.ids.set(id, { kind: 'deleted', id, sentAt: proof.sent_at, proof: { ...proof, recipient_pub: pub } })
+      this.changeBucket(proof.sent_at, id, 'deleted', +1)
+      await this.tombstones.put(tombstoneKey(proof.sent_at, id), { ...proof, recipient_pub: pub })
+      await this.root.flushed
+      return 'tombstoned'
+    }
+    if (entry.kind === 'deleted') {
+      return entry.proof.recipient_pub === pub && !this.isExpired(entry.sentAt, now) ? 'already_deleted' : 'not_found'
+    }
+    // A pending envelope is not readable yet, so its owner cannot have seen it.
+    if (entry.kind === 'pending' || entry.box.pub !== pub || this.isExpired(entry.sentAt, now)) return 'not_found'
+    const key = keyOf(entry)
+    const stored: DeleteProof = { ...proof, sent_at: entry.sentAt }
+    this.removeLive(entry)
+    this.ids.set(id, { kind: 'deleted', id, sentAt: entry.sentAt, proof: stored })
+    this.changeBucket(entry.sentAt, id, 'live', -1)
+    this.changeBucket(entry.sentAt, id, 'deleted', +1)
+    await this.root.batch(() => {
+      this.envelopes.remove(key)
+      this.tombstones.put(tombstoneKey(entry.sentAt, id), stored)
     })
     await this.root.flushed
-    return outcome
+    return 'deleted'
   }
 
   /**
-   * Deletes up to `batch` expired envelopes and tombstones (oldest first) in one transaction;
-   * returns how many. Callers loop, yielding between batches, while it returns `batch`.
+   * Deletes up to `batch` expired envelopes and tombstones (envelopes first, oldest first) in
+   * one transaction; returns how many. Callers loop, yielding between batches, while it returns
+   * `batch`.
    */
   async sweepExpired (now: number, batch: number): Promise<number> {
-    return await this.root.transaction(() => {
-      const keys = [...this.time.getKeys({ end: [this.liveFrom(now)], limit: batch })]
-      for (const key of keys) {
-        const [sentAt, id] = key
-        const entry = this.ids.get(id)
-        if (entry !== undefined && entry.deleted === undefined) {
-          this.removeLive(id, entry)
-          this.changeBucket(sentAt, id, 'live', -1)
-        } else if (entry !== undefined) {
-          this.changeBucket(sentAt, id, 'deleted', -1)
-        }
-        this.ids.remove(id)
-        this.time.remove(key)
+    const end = atPrefix(this.liveFrom(now))
+    const envelopeKeys = [...this.envelopes.getKeys({ end, limit: batch })].map((k) => Buffer.from(k))
+    const tombstoneKeys = envelopeKeys.length < batch ? [...this.tombstones.getKeys({ end, limit: batch - envelopeKeys.length })].map((k) => Buffer.from(k)) : []
+    for (const key of envelopeKeys) {
+      const sentAt = key.readUIntBE(0, AT_BYTES)
+      const id = key.toString('hex', AT_BYTES, ID_END)
+      const entry = this.ids.get(id)
+      // the id may since have been stored again under another sent_at
+      if (entry?.kind === 'live' && entry.sentAt === sentAt) {
+        this.removeLive(entry)
+        this.ids.delete(id)
+        this.changeBucket(sentAt, id, 'live', -1)
       }
-      return keys.length
+    }
+    for (const key of tombstoneKeys) {
+      const sentAt = key.readUIntBE(0, AT_BYTES)
+      const id = key.toString('hex', AT_BYTES, ID_END)
+      const entry = this.ids.get(id)
+      if (entry?.kind === 'deleted' && entry.sentAt === sentAt) {
+        this.ids.delete(id)
+        this.changeBucket(sentAt, id, 'deleted', -1)
+      }
+    }
+    if (envelopeKeys.length + tombstoneKeys.length === 0) return 0
+    await this.root.batch(() => {
+      for (const key of envelopeKeys) this.envelopes.remove(key)
+      for (const key of tombstoneKeys) this.tombstones.remove(key)
     })
+    return envelopeKeys.length + tombstoneKeys.length
   }
 
   /** The digest of one bucket (zero counts when empty). */
   digest (bucket: number): BucketDigest {
-    return { bucket, ...(this.buckets.get(bucket) ?? { live: 0, live_xor: ZERO_XOR, deleted: 0, deleted_xor: ZERO_XOR }) }
+    const state = this.buckets.get(bucket)
+    if (state === undefined) return { bucket, live: 0, live_xor: ZERO_XOR, deleted: 0, deleted_xor: ZERO_XOR }
+    return { bucket, live: state.live, live_xor: state.liveXor.toString('hex'), deleted: state.deleted, deleted_xor: state.deletedXor.toString('hex') }
   }
 
   /** Digests of the non-empty buckets in [from, to]. */
   digests (from: number, to: number): BucketDigest[] {
-    const out: BucketDigest[] = []
-    for (const { key, value } of this.buckets.getRange({ start: from, end: to + 1 })) out.push({ bucket: key, ...value })
-    return out
+    return [...this.buckets.keys()].filter((b) => b >= from && b <= to).sort((a, b) => a - b).map((b) => this.digest(b))
   }
 
   /** Ids of a bucket in (sent_at, id) order, split into live and deleted, `limit` at a time. */
   idsInBucket (bucket: number, opts: { after?: string, limit?: number } = {}): BucketIds {
     const limit = opts.limit ?? 5000
     const from = bucket * BUCKET_SECONDS
-    const afterAt = opts.after !== undefined ? this.ids.get(opts.after)?.sent_at : undefined
-    const start: TimeKey | [number] = afterAt !== undefined && opts.after !== undefined && bucketOf(afterAt) === bucket ? [afterAt, opts.after] : [from]
+    const afterAt = opts.after !== undefined ? this.ids.get(opts.after)?.sentAt : undefined
+    const start = afterAt !== undefined && opts.after !== undefined && bucketOf(afterAt) === bucket ? tombstoneKey(afterAt, opts.after) : atPrefix(from)
+    const end = atPrefix(from + BUCKET_SECONDS)
+    // Both tables are in (sent_at, id) order: merge their first 22 key bytes.
+    const heads = [this.envelopes.getKeys({ start, end }), this.tombstones.getKeys({ start, end })].map((keys) => copies(keys))
+    const current = heads.map((it) => it.next())
     const live: string[] = []
     const deleted: string[] = []
     let last: string | undefined
     let more = false
-    for (const [, id] of this.time.getKeys({ start, end: [from + BUCKET_SECONDS] })) {
+    for (;;) {
+      const [a, b] = current
+      if (a.done === true && b.done === true) break
+      const fromLive = b.done === true || (a.done !== true && Buffer.compare(a.value.subarray(0, ID_END), b.value.subarray(0, ID_END)) <= 0)
+      const key = (fromLive ? a : b).value as Buffer
+      current[fromLive ? 0 : 1] = heads[fromLive ? 0 : 1].next()
+      const id = key.toString('hex', AT_BYTES, ID_END)
       if (id === opts.after) continue
-      if (live.length + deleted.length >= limit) { more = true; break }
       const entry = this.ids.get(id)
-      if (entry === undefined) continue
-      if (entry.deleted === undefined) live.push(id)
+      if (entry === undefined || entry.kind === 'pending' || entry.sentAt !== key.readUIntBE(0, AT_BYTES)) continue
+      if ((entry.kind === 'live') !== fromLive) continue
+      if (live.length + deleted.length >= limit) { more = true; break }
+      if (fromLive) live.push(id)
       else deleted.push(id)
       last = id
     }
     return { bucket, live, deleted, ...(more && last !== undefined ? { next: last } : {}) }
+  }
+
+  /** Envelopes and tombstones held in memory, for the operator's view of memory use. */
+  get size (): { envelopes: number, tombstones: number, mailboxes: number } {
+    let tombstones = 0
+    for (const e of this.ids.values()) if (e.kind === 'deleted') tombstones++
+    return { envelopes: this.ids.size - tombstones, tombstones, mailboxes: this.mailboxes.size }
   }
 
   async close (): Promise<void> {
@@ -317,49 +515,106 @@ export class RelayStore {
     await this.root.close()
   }
 
-  // Helpers below run inside write transactions (or as reads of committed state).
+  // ---- in-memory indexes ----
 
-  private liveCount (pub: string, now: number): number {
-    const total = this.counts.get(pub) ?? 0
-    if (total === 0) return 0
-    return total - this.mailbox.getKeysCount({ start: [pub], end: [pub, this.liveFrom(now)] })
-  }
-
-  private liveSenderCount (pub: string, sender: string, now: number): number {
-    let expired = 0
-    for (const { value } of this.mailbox.getRange({ start: [pub], end: [pub, this.liveFrom(now)] })) {
-      if (value.sender_pub === sender) expired++
+  /** Rebuilds the indexes from the keys of live envelopes and tombstones. */
+  private load (): void {
+    const start = atPrefix(this.liveFrom())
+    for (const key of this.envelopes.getKeys({ start })) {
+      const sentAt = key.readUIntBE(0, AT_BYTES)
+      const id = key.toString('hex', AT_BYTES, ID_END)
+      const recipient = key.toString('hex', ID_END, RECIPIENT_END)
+      const sender = key.toString('hex', RECIPIENT_END, KEY_BYTES)
+      const box = this.mailboxes.get(recipient) ?? this.newMailbox(recipient)
+      let share = box.senders.get(sender)
+      if (share === undefined) {
+        share = { pub: sender, count: 0 }
+        box.senders.set(sender, share)
+      }
+      share.count++
+      const entry: LiveEntry = { kind: 'live', id, sentAt, box, sender: share }
+      this.ids.set(id, entry)
+      box.entries.push(entry) // keys arrive in (sent_at, id) order
+      this.changeBucket(sentAt, id, 'live', +1, key, AT_BYTES)
     }
-    return (this.senderCounts.get([pub, sender]) ?? 0) - expired
+    for (const { key, value } of this.tombstones.getRange({ start })) {
+      const sentAt = key.readUIntBE(0, AT_BYTES)
+      const id = key.toString('hex', AT_BYTES, ID_END)
+      this.ids.set(id, { kind: 'deleted', id, sentAt, proof: value })
+      this.changeBucket(sentAt, id, 'deleted', +1)
+    }
   }
 
-  private removeLive (id: string, entry: IdEntry): void {
-    const r = entry.recipient_pub
-    this.mailbox.remove([r, entry.sent_at, id])
-    const count = (this.counts.get(r) ?? 1) - 1
-    if (count > 0) this.counts.put(r, count)
-    else this.counts.remove(r)
-    const senderKey: SenderKey = [r, entry.sender_pub]
-    const senderCount = (this.senderCounts.get(senderKey) ?? 1) - 1
-    if (senderCount > 0) this.senderCounts.put(senderKey, senderCount)
-    else this.senderCounts.remove(senderKey)
+  private newMailbox (pub: string): Mailbox {
+    const box: Mailbox = { pub, entries: [], pending: 0, senders: new Map() }
+    this.mailboxes.set(pub, box)
+    return box
+  }
+
+  private dropIfEmpty (box: Mailbox): void {
+    if (box.entries.length === 0 && box.pending === 0 && box.senders.size === 0) this.mailboxes.delete(box.pub)
+  }
+
+  private releaseShare (box: Mailbox, share: SenderShare): void {
+    share.count--
+    if (share.count <= 0) box.senders.delete(share.pub)
+    this.dropIfEmpty(box)
+  }
+
+  private removeLive (entry: LiveEntry): void {
+    const box = entry.box
+    const i = lowerBound(box.entries, entry.sentAt, entry.id)
+    if (box.entries[i] === entry) box.entries.splice(i, 1)
+    this.releaseShare(box, entry.sender)
+  }
+
+  private liveCount (box: Mailbox, now: number): number {
+    return box.entries.length + box.pending - lowerBound(box.entries, this.liveFrom(now))
+  }
+
+  private liveSenderCount (box: Mailbox, share: SenderShare, now: number): number {
+    const expiredEnd = lowerBound(box.entries, this.liveFrom(now))
+    let expired = 0
+    for (let i = 0; i < expiredEnd; i++) if (box.entries[i].sender === share) expired++
+    return share.count - expired
   }
 
   /**
    * Adds (+1) or removes (-1) an id in the live or deleted half of its bucket's digest (XOR is
    * its own inverse, so both directions are the same XOR); a delete moves an id across.
    */
-  private changeBucket (sentAt: number, id: string, half: 'live' | 'deleted', delta: 1 | -1): void {
+  private changeBucket (sentAt: number, id: string, half: 'live' | 'deleted', delta: 1 | -1, idBytes: Uint8Array = Buffer.from(id, 'hex'), at = 0): void {
     const bucket = bucketOf(sentAt)
-    const next: BucketRecord = { ...(this.buckets.get(bucket) ?? { live: 0, live_xor: ZERO_XOR, deleted: 0, deleted_xor: ZERO_XOR }) }
-    if (half === 'live') {
-      next.live += delta
-      next.live_xor = xorHex(next.live_xor, id)
-    } else {
-      next.deleted += delta
-      next.deleted_xor = xorHex(next.deleted_xor, id)
+    let state = this.buckets.get(bucket)
+    if (state === undefined) {
+      state = { live: 0, liveXor: Buffer.alloc(16), deleted: 0, deletedXor: Buffer.alloc(16) }
+      this.buckets.set(bucket, state)
     }
-    if (next.live === 0 && next.deleted === 0) this.buckets.remove(bucket)
-    else this.buckets.put(bucket, next)
+    const xor = half === 'live' ? state.liveXor : state.deletedXor
+    for (let i = 0; i < 16; i++) xor[i] ^= idBytes[at + i]
+    if (half === 'live') state.live += delta
+    else state.deleted += delta
+    if (state.live === 0 && state.deleted === 0) this.buckets.delete(bucket)
+  }
+
+  // ---- format 1 (tables keyed by mailbox, before the in-memory indexes) ----
+
+  /** Moves a format-1 store (mailbox, ids, time, counts, sender_counts, buckets) into format 2, once. */
+  private migrateFormat1 (): void {
+    const meta = this.root.openDB<number, string>({ name: 'meta' })
+    if (meta.get('format') === FORMAT) return
+    const oldMailbox = this.root.openDB<Envelope, [string, number, string]>({ name: 'mailbox' })
+    const oldIds = this.root.openDB<{ recipient_pub: string, sent_at: number, deleted?: DeleteProof }, string>({ name: 'ids' })
+    const oldTables = ['time', 'counts', 'sender_counts', 'buckets'].map((name) => this.root.openDB({ name }))
+    this.root.transactionSync(() => {
+      for (const { value: env } of oldMailbox.getRange()) {
+        this.envelopes.putSync(envelopeKey(env.sent_at, env.id, env.recipient_pub, env.sender_pub), encodeValue(env))
+      }
+      for (const { key: id, value } of oldIds.getRange()) {
+        if (value.deleted !== undefined) this.tombstones.putSync(tombstoneKey(value.sent_at, id), { ...value.deleted, sent_at: value.sent_at })
+      }
+      for (const table of [oldMailbox, oldIds, ...oldTables]) table.dropSync()
+      meta.putSync('format', FORMAT)
+    })
   }
 }

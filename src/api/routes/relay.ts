@@ -117,7 +117,11 @@ export function relayRoutes (service: RelayService, opts: RelayRouteOptions): An
       summary: 'Envelopes of a mailbox, oldest first, from `since`',
       query: InboxQuerySchema,
       responses: { 200: { description: 'a page of the inbox', schema: InboxResponseSchema }, ...readErrors },
-      handler: ({ query }) => service.inbox(query.pub, { since: query.since, after: query.after, limit: query.limit }, ownerFields(query))
+      handler: ({ query, ctx }) => {
+        // the stored items are already the served JSON: concatenated, not re-encoded
+        ctx.type = 'application/json'
+        ctx.body = service.inboxBody(query.pub, { since: query.since, after: query.after, limit: query.limit }, ownerFields(query))
+      }
     }),
     route({
       method: 'get',

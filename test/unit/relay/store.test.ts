@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
+import { open } from 'lmdb'
 import { KithError } from '../../../src/errors.js'
 import { BUCKET_SECONDS, RelayStore, bucketOf, envelopeFromUpload, type DeleteProof, type Envelope } from '../../../src/relay/index.js'
 import { T0, fakeClock, newClient, sealEnvelope, withTempDir, type Client } from './helpers.js'
@@ -103,7 +104,7 @@ describe('RelayStore inbox', () => {
       assert.deepEqual(store.inbox(bob.pub, { since: T0S + 1, limit: 5 }), { items: [], hasMore: false })
       assert.deepEqual(store.inbox(newClient().pub, { limit: 5 }), { items: [], hasMore: false })
       // a page stops at the character budget, but always holds one item
-      const tiny = store.inbox(bob.pub, { limit: 10, maxChars: 1 })
+      const tiny = store.inbox(bob.pub, { limit: 10, maxBytes: 1 })
       assert.equal(tiny.items.length, 1)
       assert.equal(tiny.hasMore, true)
       assert.equal(store.count(bob.pub), 6)
@@ -245,6 +246,37 @@ describe('RelayStore deletes and digests', () => {
       assert.deepEqual([...p1.deleted, ...p2.deleted], [es[1].id])
       await a.close()
       await b.close()
+    })
+  })
+})
+
+describe('RelayStore format 1', () => {
+  test('a store written by the format-1 layout (tables keyed by mailbox) opens with its envelopes and tombstones', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const alice = newClient()
+      const bob = newClient()
+      const kept = [env(alice, bob.pub, T0S), env(alice, bob.pub, T0S + 1)]
+      const deleted = env(alice, bob.pub, T0S + 2)
+      // the format-1 layout, written as that code wrote it
+      const old = open({ path: dir, compression: false })
+      const mailbox = old.openDB<Envelope, [string, number, string]>({ name: 'mailbox' })
+      const ids = old.openDB<object, string>({ name: 'ids' })
+      for (const e of kept) {
+        await mailbox.put([e.recipient_pub, e.sent_at, e.id], e)
+        await ids.put(e.id, { recipient_pub: e.recipient_pub, sender_pub: e.sender_pub, sent_at: e.sent_at })
+      }
+      await ids.put(deleted.id, { recipient_pub: bob.pub, sender_pub: alice.pub, sent_at: deleted.sent_at, deleted: proof(deleted) })
+      await old.close()
+
+      for (let round = 0; round < 2; round++) {
+        const store = RelayStore.open(dir, { ttlMs: DAY, clock })
+        assert.deepEqual(store.inbox(bob.pub, { limit: 10 }), { items: kept, hasMore: false })
+        assert.deepEqual(store.tombstone(deleted.id), proof(deleted))
+        assert.equal(await store.put(deleted), false, 'a deleted envelope is not stored again')
+        assert.deepEqual(store.digest(bucketOf(T0S)), { ...store.digest(bucketOf(T0S)), live: 2, deleted: 1 })
+        await store.close()
+      }
     })
   })
 })
