@@ -12,7 +12,7 @@ import { proposalSignBytes, verifyCommit, voteSignBytes, type Proposal, type Val
 import { fromBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import type { GossipTopic, PeerInfo, Validation } from '../p2p/index.js'
-import { answerSyncRequest, pullFromPeer, type PeerOutcome, type RelayService } from '../relay/index.js'
+import { answerSyncRequest, pullFromPeer, type Envelope, type PeerOutcome, type RelayService } from '../relay/index.js'
 import type { KithNode } from './node.js'
 import {
   BlocksResponseSchema, CatchUpResponseSchema, ProposalSchema, RequestSchema, StatusSchema, TxBatchSchema, VoteSchema, decode, encode, voteKey,
@@ -36,11 +36,15 @@ const STATUS_INTERVAL_MS = 1000
 /** How often the mailbox compares digests with one random peer (anti-entropy). */
 const RELAY_SYNC_INTERVAL_MS = 30_000
 /**
- * Transactions are gossiped in batches: every gossip message is signed by its author, and one
- * signature per transaction cost more than verifying the transaction itself.
+ * Transactions and envelopes are gossiped in batches: every gossip message is signed by its
+ * author (and checked by each receiver), and one signature per transaction cost more than
+ * verifying the transaction itself.
  */
-const TX_BATCH_MS = 20
+const BATCH_MS = 20
 const TX_BATCH_MAX = 500
+const ENVELOPE_BATCH_MAX = 100
+/** envelopes carry up to 64 KiB each: a batch is sent once it holds this much ciphertext text */
+const ENVELOPE_BATCH_CHARS = 1024 * 1024
 const SYNC_BATCH = 20
 const MAX_SYNC_RESPONSE_TXS = 20_000
 const MAX_BUFFERED_PROPOSALS = 16
@@ -67,8 +71,9 @@ export class NetworkBridge {
   private relay: RelayService | undefined
   private readonly mailboxSyncedWith = new Set<string>()
   private relaySyncTimer: NodeJS.Timeout | undefined
-  private txBatch: Transaction[] = []
-  private txBatchTimer: NodeJS.Timeout | undefined
+  private readonly txBatch = new GossipBatch<Transaction>((txs) => this.broadcast('tx', txs), TX_BATCH_MAX, Infinity, () => 0)
+  private readonly envelopeBatch = new GossipBatch<Envelope>((envelopes) => this.broadcast('envelope', envelopes),
+    ENVELOPE_BATCH_MAX, ENVELOPE_BATCH_CHARS, (e) => e.ciphertext.length)
 
   constructor (private readonly node: KithNode, private readonly log: Logger) {}
 
@@ -82,7 +87,7 @@ export class NetworkBridge {
   /** Connects the mailbox: its envelopes and deletions go to gossip; peers' come back to it. */
   attachRelay (relay: RelayService): void {
     this.relay = relay
-    relay.on('envelope', (envelope) => this.broadcast('envelope', envelope))
+    relay.on('envelope', (envelope) => { if (this.port !== undefined && !this.stopped) this.envelopeBatch.add(envelope) })
     relay.on('delete', (proof) => this.broadcast('envelope_delete', proof))
     this.relaySyncTimer = setInterval(() => { void this.syncMailbox() }, RELAY_SYNC_INTERVAL_MS)
     this.relaySyncTimer.unref()
@@ -114,7 +119,8 @@ export class NetworkBridge {
     this.stopped = true
     if (this.relaySyncTimer !== undefined) clearInterval(this.relaySyncTimer)
     if (this.statusTimer !== undefined) clearInterval(this.statusTimer)
-    if (this.txBatchTimer !== undefined) clearTimeout(this.txBatchTimer)
+    this.txBatch.clear()
+    this.envelopeBatch.clear()
   }
 
   peers (): PeerView[] {
@@ -124,17 +130,7 @@ export class NetworkBridge {
   /** Queues an accepted transaction for the next gossip batch. */
   gossipTx (tx: Transaction): void {
     if (this.port === undefined || this.stopped) return
-    this.txBatch.push(tx)
-    if (this.txBatch.length >= TX_BATCH_MAX) this.flushTxs()
-    else this.txBatchTimer ??= setTimeout(() => this.flushTxs(), TX_BATCH_MS)
-  }
-
-  private flushTxs (): void {
-    if (this.txBatchTimer !== undefined) clearTimeout(this.txBatchTimer)
-    this.txBatchTimer = undefined
-    const batch = this.txBatch
-    this.txBatch = []
-    if (batch.length > 0) this.broadcast('tx', batch)
+    this.txBatch.add(tx)
   }
 
   broadcast (topic: GossipTopic, value: unknown): void {
@@ -183,8 +179,7 @@ export class NetworkBridge {
           this.onStatus(status.peer_id, status.height)
           return 'accept'
         }
-        case 'envelope':
-          return this.relay === undefined ? 'ignore' : gossipResult(await this.relay.accept(decode(AnyJson, data)))
+        case 'envelope': return await this.onEnvelopes(data)
         case 'envelope_delete':
           return this.relay === undefined ? 'ignore' : gossipResult(await this.relay.acceptDeletion(decode(AnyJson, data)))
         default:
@@ -194,6 +189,18 @@ export class NetworkBridge {
       this.log.warn({ err, topic, from }, 'gossip handler failed')
       return 'ignore'
     }
+  }
+
+  /** A batch of envelopes another node accepted (or one envelope, as a lone object). */
+  private async onEnvelopes (data: Uint8Array): Promise<Validation> {
+    const relay = this.relay
+    if (relay === undefined) return 'ignore'
+    const value = decode(AnyJson, data)
+    const envelopes = Array.isArray(value) ? value : [value]
+    if (envelopes.length === 0 || envelopes.length > ENVELOPE_BATCH_MAX) return 'reject'
+    const outcomes = await Promise.all(envelopes.map(async (e) => gossipResult(await relay.accept(e))))
+    if (outcomes.includes('reject')) return 'reject'
+    return outcomes.includes('accept') ? 'accept' : 'ignore'
   }
 
   /** A batch of transactions another node accepted: each is checked as POST /api/tx checks it. */
@@ -356,5 +363,39 @@ export class NetworkBridge {
       txs += stored.block.txs.length
     }
     return encode({ blocks })
+  }
+}
+
+/** Items collected for one gossip message: sent after BATCH_MS, or at once when full. */
+class GossipBatch<T> {
+  private items: T[] = []
+  private weight = 0
+  private timer: NodeJS.Timeout | undefined
+
+  constructor (
+    private readonly send: (items: T[]) => void,
+    private readonly maxItems: number,
+    private readonly maxWeight: number,
+    private readonly weigh: (item: T) => number
+  ) {}
+
+  add (item: T): void {
+    this.items.push(item)
+    this.weight += this.weigh(item)
+    if (this.items.length >= this.maxItems || this.weight >= this.maxWeight) this.flush()
+    else this.timer ??= setTimeout(() => this.flush(), BATCH_MS)
+  }
+
+  flush (): void {
+    const items = this.items
+    this.clear()
+    if (items.length > 0) this.send(items)
+  }
+
+  clear (): void {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+    this.items = []
+    this.weight = 0
   }
 }
