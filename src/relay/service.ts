@@ -19,8 +19,6 @@ import {
 import { boxSeal, randomNonce, type SealKey } from './seal.js'
 import { BUCKET_SECONDS, RelayStore, bucketOf, type BucketDigest, type BucketIds, type Clock, type RelayLimits } from './store.js'
 
-const CLOSE = Buffer.from(']}')
-
 export const DEFAULT_TTL_DAYS = 7
 export const DAY_MS = 86_400_000
 /** Inbox page size: default and largest (a larger `limit` is lowered to it). */
@@ -259,17 +257,16 @@ export class RelayService extends EventEmitter<RelayEvents> {
 
   /** GET /relay/inbox: oldest first by (sent_at, id), from `since` (inclusive). */
   inbox (pubInput: string, query: InboxQuery = {}, auth?: unknown): InboxResult {
-    return JSON.parse(this.inboxBody(pubInput, query, auth).toString('utf8')) as InboxResult
+    return JSON.parse(this.inboxBody(pubInput, query, auth)) as InboxResult
   }
 
-  /** GET /relay/inbox as the JSON text of an InboxResult, around the stored items' bytes. */
-  inboxBody (pubInput: string, query: InboxQuery = {}, auth?: unknown): Buffer {
+  /** GET /relay/inbox as the JSON text of an InboxResult, around the stored items' text. */
+  inboxBody (pubInput: string, query: InboxQuery = {}, auth?: unknown): string {
     const { pub, page } = this.inboxPage(pubInput, query, auth)
-    const head = Buffer.from(`{"pub":"${pub}","count":${page.count},"has_more":${String(page.hasMore)},"items":[`, 'utf8')
-    return Buffer.concat([head, page.json, CLOSE])
+    return `{"pub":"${pub}","count":${page.count},"has_more":${String(page.hasMore)},"items":[${page.json}]}`
   }
 
-  private inboxPage (pubInput: string, query: InboxQuery, auth: unknown): { pub: string, page: { json: Buffer, count: number, hasMore: boolean } } {
+  private inboxPage (pubInput: string, query: InboxQuery, auth: unknown): { pub: string, page: { json: string, count: number, hasMore: boolean } } {
     const pub = this.mailboxKey(pubInput)
     if (this.requireReadAuth) this.authorizeRead(pubInput, pub, auth)
     const limit = Math.min(Math.max(1, Math.floor(query.limit ?? DEFAULT_PAGE_SIZE)), MAX_PAGE_SIZE)
