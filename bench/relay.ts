@@ -12,6 +12,9 @@
  *   recipient) back to back for a fixed time; accepted/s and answer latency;
  * - inbox: C' keep-alive clients GET /relay/inbox?pub=<a loaded mailbox>&limit=50, random mailbox
  *   per request; req/s and latency;
+ * - inbox, open loop: the same GET at fixed offered rates (one request every 1/rate s, answered or
+ *   not), latency from each scheduled send time; p50/p99/p99.9, answered/s, errors, dropped;
+ * - node RSS (/proc/<pid>/status VmRSS) once up and after the phases;
  * - baseline: a minimal Koa app (one middleware answering a small JSON body) in a child process,
  *   GET by the same client with the broadcast concurrency; req/s.
  *
@@ -342,7 +345,7 @@ async function openLoop (opts: { port: number, pid: number, rate: number, durati
     if (pending.size >= OPEN_LOOP_MAX_OUTSTANDING) { dropped++; continue }
     sent++
     // from the schedule, or from the send when the timer fired early (never from later: that would hide stalls)
-    const from = Math.max(due, performance.now())
+    const from = Math.min(due, performance.now())
     const p = request(agent, opts.port, 'GET', opts.path()).then((res) => {
       latencies.push(performance.now() - from)
       if (res.status === 200) ok++
