@@ -7,10 +7,12 @@
  *   tombstones  sent_at(6) ‖ id(16)                               -> the owner's delete proof
  * A new envelope is one put near the end of one B-tree. Indexing by mailbox on disk would add
  * random inserts into large trees, which cost ~100 µs of CPU each here (docs/relay.md); so the
- * indexes live in memory and are rebuilt from the keys alone at open:
- *   ids         id -> entry (pending, live or deleted)         dedup, delete, anti-entropy
- *   mailboxes   recipient -> live entries in (sent_at, id) order, per-sender counts
- *   buckets     hour -> {live, live_xor, deleted, deleted_xor}  anti-entropy digests
+ * indexes live in memory (typed arrays, mailbox-index.ts) and are rebuilt from the keys at open:
+ *   ids         id -> (mailbox, sent_at) of committed envelopes   dedup, delete, anti-entropy
+ *   boxes       recipient -> its envelopes in (sent_at, id) order   inbox pages, caps
+ *   pending     id -> decided, not yet committed                    caps, duplicate uploads
+ *   deleted     id -> tombstone                                     deletes stick
+ *   buckets     hour -> {live, live_xor, deleted, deleted_xor}      anti-entropy digests
  *
  * The stored value is the exact inbox item the node serves, so an inbox page is a concatenation
  * of stored bytes (no decode, no re-encode).
@@ -30,6 +32,7 @@
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { KithError } from '../errors.js'
 import { presentInboxItem, type DeleteProof, type Envelope, type InboxItem } from './envelope.js'
+import { IdTable, MailboxEntries } from './mailbox-index.js'
 
 /** Width of an anti-entropy bucket, in seconds of sent_at. */
 export const BUCKET_SECONDS = 3600
@@ -101,39 +104,19 @@ export interface BucketIds {
 
 export type DeleteOutcome = 'deleted' | 'tombstoned' | 'already_deleted' | 'not_found'
 
-interface SenderShare {
-  pub: string
-  /** pending and live envelopes of this sender in the mailbox, expired ones included until swept */
-  count: number
-}
-
-interface Mailbox {
-  pub: string
-  /** committed live envelopes in (sent_at, id) order, expired ones first until swept */
-  entries: LiveEntry[]
-  /** decided but not yet committed */
-  pending: number
-  senders: Map<string, SenderShare>
-}
-
-interface LiveEntry {
-  kind: 'pending' | 'live'
-  id: string
+/** Decided, not yet committed: counts toward the caps, not readable yet. */
+interface PendingEntry {
   sentAt: number
-  box: Mailbox
-  sender: SenderShare
-  /** while pending: settles once the put is committed (or has failed) */
-  committed?: Promise<unknown>
+  box: MailboxEntries
+  sender: string
+  /** settles once the put is committed (or has failed) */
+  committed: Promise<unknown>
 }
 
-interface DeletedEntry {
-  kind: 'deleted'
-  id: string
+interface Tombstone {
   sentAt: number
   proof: DeleteProof
 }
-
-type Entry = LiveEntry | DeletedEntry
 
 interface BucketState {
   live: number
@@ -145,6 +128,8 @@ interface BucketState {
 export function bucketOf (sentAt: number): number {
   return Math.floor(sentAt / BUCKET_SECONDS)
 }
+
+const CANONICAL_ID = /^[0-9a-f]{32}$/
 
 function atPrefix (sentAt: number): Buffer {
   const key = Buffer.allocUnsafe(AT_BYTES)
@@ -165,10 +150,6 @@ function envelopeKey (sentAt: number, id: string, recipient: string, sender: str
   into.write(recipient, ID_END, 'hex')
   into.write(sender, RECIPIENT_END, 'hex')
   return into
-}
-
-function keyOf (e: LiveEntry): Buffer {
-  return envelopeKey(e.sentAt, e.id, e.box.pub, e.sender.pub)
 }
 
 /** Key buffer for synchronous reads only (lmdb copies it before the call returns). */
@@ -213,29 +194,18 @@ function * copies (keys: Iterable<Buffer>): Iterator<Buffer> {
   for (const key of keys) yield Buffer.from(key)
 }
 
-/** (sentAt, id) order. */
-function before (aAt: number, aId: string, bAt: number, bId: string): boolean {
-  return aAt < bAt || (aAt === bAt && aId < bId)
-}
-
-/** Index of the first entry not before (sentAt, id); id '' means the start of that second. */
-function lowerBound (entries: readonly LiveEntry[], sentAt: number, id = ''): number {
-  let lo = 0
-  let hi = entries.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (before(entries[mid].sentAt, entries[mid].id, sentAt, id)) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
-
 export class RelayStore {
   private readonly root: RootDatabase
   private readonly envelopes: Database<Buffer, Buffer>
   private readonly tombstones: Database<DeleteProof, Buffer>
-  private readonly ids = new Map<string, Entry>()
-  private readonly mailboxes = new Map<string, Mailbox>()
+  /** committed live envelopes: id -> (mailbox slot, sent_at) */
+  private readonly ids = new IdTable()
+  private readonly pending = new Map<string, PendingEntry>()
+  private readonly deleted = new Map<string, Tombstone>()
+  /** mailboxes by slot (IdTable values), and their slots by recipient key */
+  private readonly boxes: Array<MailboxEntries | undefined> = []
+  private readonly boxSlots = new Map<string, number>()
+  private readonly freeSlots: number[] = []
   private readonly buckets = new Map<number, BucketState>()
   readonly limits: RelayLimits
   readonly ttlMs: number
@@ -273,45 +243,42 @@ export class RelayStore {
    * RELAY_MAILBOX_FULL when the mailbox or this sender's share of it is at its cap.
    */
   async put (env: Envelope): Promise<boolean> {
-    const known = this.ids.get(env.id)
-    if (known !== undefined) {
-      if (known.kind === 'pending') {
-        // the first upload may still fail; then this one stores it
-        if (!await known.committed?.then(() => true, () => false)) return await this.put(env)
-      }
+    const waiting = this.pending.get(env.id)
+    if (waiting !== undefined) {
+      // the first upload may still fail; then this one stores it
+      if (!await waiting.committed.then(() => true, () => false)) return await this.put(env)
+    }
+    if (waiting !== undefined || this.has(env.id)) {
       await this.root.flushed
       return false
     }
     const now = this.clock.now()
-    const box = this.mailboxes.get(env.recipient_pub) ?? this.newMailbox(env.recipient_pub)
-    if (box.entries.length + box.pending >= this.limits.maxPerMailbox && this.liveCount(box, now) >= this.limits.maxPerMailbox) {
-      this.dropIfEmpty(box)
+    const box = this.mailbox(env.recipient_pub) ?? this.newMailbox(env.recipient_pub)
+    if (box.length + box.pending >= this.limits.maxPerMailbox && this.liveCount(box, now) >= this.limits.maxPerMailbox) {
       throw new KithError('RELAY_MAILBOX_FULL', `mailbox ${env.recipient_pub} is full (${this.limits.maxPerMailbox} envelopes); it takes new ones as the owner deletes or they expire`)
     }
-    const share = box.senders.get(env.sender_pub) ?? { pub: env.sender_pub, count: 0 }
-    if (share.count >= this.limits.maxPerSender && this.liveSenderCount(box, share, now) >= this.limits.maxPerSender) {
+    // a sender can only be at its cap in a mailbox that holds at least that many
+    if (box.length + box.pending >= this.limits.maxPerSender && this.liveSenderCount(box, env.sender_pub, now) >= this.limits.maxPerSender) {
       throw new KithError('RELAY_MAILBOX_FULL', `mailbox ${env.recipient_pub} already holds ${this.limits.maxPerSender} envelopes from sender ${env.sender_pub}, the most one sender may hold`)
     }
-    const entry: LiveEntry = { kind: 'pending', id: env.id, sentAt: env.sent_at, box, sender: share }
-    this.ids.set(env.id, entry)
-    box.senders.set(share.pub, share)
     box.pending++
-    share.count++
-    entry.committed = this.envelopes.put(keyOf(entry), encodeValue(env)).then(
+    const key = envelopeKey(env.sent_at, env.id, env.recipient_pub, env.sender_pub)
+    const committed = this.envelopes.put(key, encodeValue(env)).then(
       () => {
         box.pending--
-        entry.kind = 'live'
-        entry.committed = undefined
-        box.entries.splice(lowerBound(box.entries, entry.sentAt, entry.id), 0, entry)
-        this.changeBucket(entry.sentAt, entry.id, 'live', +1)
+        this.pending.delete(env.id)
+        box.insert(env.sent_at, key, AT_BYTES, key, RECIPIENT_END)
+        this.ids.set(key, AT_BYTES, box.slot, env.sent_at)
+        this.changeBucket(env.sent_at, env.id, 'live', +1, key, AT_BYTES)
       },
       (err: unknown) => {
         box.pending--
-        this.ids.delete(entry.id)
-        this.releaseShare(box, share)
+        this.pending.delete(env.id)
+        this.dropIfEmpty(box)
         throw err
       })
-    await entry.committed
+    this.pending.set(env.id, { sentAt: env.sent_at, box, sender: env.sender_pub, committed })
+    await committed
     await this.root.flushed
     return true
   }
@@ -325,21 +292,23 @@ export class RelayStore {
    * every few hundred ms, 4–7 ms each.
    */
   inboxJson (pub: string, opts: InboxOptions): { json: string, count: number, hasMore: boolean } {
-    const box = this.mailboxes.get(pub)
+    const box = this.mailbox(pub)
     if (box === undefined) return { json: '', count: 0, hasMore: false }
     const liveFrom = this.liveFrom()
     const since = opts.since ?? 0
-    let i = opts.after !== undefined && since >= liveFrom
-      ? lowerBound(box.entries, since, opts.after)
-      : lowerBound(box.entries, Math.max(since, liveFrom))
-    if (opts.after !== undefined && i < box.entries.length && box.entries[i].sentAt === since && box.entries[i].id === opts.after) i++
+    const after = opts.after !== undefined && since >= liveFrom && CANONICAL_ID.test(opts.after) ? Buffer.from(opts.after, 'hex') : undefined
+    let i = after !== undefined ? box.lowerBound(since, after) : box.lowerBound(Math.max(since, liveFrom))
+    if (after !== undefined && i < box.length && box.indexOf(since, after) === i) i++
     let page = pageBuffer
     let bytes = 0
     let count = 0
     let hasMore = false
-    for (; i < box.entries.length; i++) {
-      const e = box.entries[i]
-      const value = this.envelopes.getBinaryFast(envelopeKey(e.sentAt, e.id, box.pub, e.sender.pub, readKey))
+    box.recipient.copy(readKey, ID_END)
+    for (; i < box.length; i++) {
+      readKey.writeUIntBE(box.sentAt(i), 0, AT_BYTES)
+      box.copyId(i, readKey, AT_BYTES)
+      box.copySender(i, readKey, RECIPIENT_END)
+      const value = this.envelopes.getBinaryFast(readKey)
       if (value === undefined) continue
       const item = itemBytes(value.subarray(0, value.length))
       if (count >= opts.limit || (opts.maxBytes !== undefined && count > 0 && bytes + item.length > opts.maxBytes)) {
@@ -367,27 +336,26 @@ export class RelayStore {
 
   /** Live envelopes in a mailbox. */
   count (pub: string): number {
-    const box = this.mailboxes.get(pub)
-    return box === undefined ? 0 : box.entries.length - lowerBound(box.entries, this.liveFrom())
+    const box = this.mailbox(pub)
+    return box === undefined ? 0 : box.length - box.lowerBound(this.liveFrom())
   }
 
   /** A live envelope by id. */
   get (id: string): Envelope | undefined {
-    const entry = this.ids.get(id)
-    if (entry === undefined || entry.kind !== 'live' || this.isExpired(entry.sentAt)) return undefined
-    const value = this.envelopes.getBinary(envelopeKey(entry.sentAt, entry.id, entry.box.pub, entry.sender.pub, readKey))
+    const found = this.findLive(id)
+    if (found === undefined || this.isExpired(found.sentAt)) return undefined
+    const value = this.envelopes.getBinary(envelopeKey(found.sentAt, id, found.box.recipient.toString('hex'), found.box.senderHex(found.index), readKey))
     return value === undefined ? undefined : decodeValue(value)
   }
 
-  /** Whether the id is known: stored, deleted (tombstone) or expired but not yet swept. */
+  /** Whether the id is known: stored, deleted (tombstone) or expired but not yet swept; or being stored. */
   has (id: string): boolean {
-    return this.ids.has(id)
+    return this.pending.has(id) || this.deleted.has(id) || (CANONICAL_ID.test(id) && this.ids.find(Buffer.from(id, 'hex')) >= 0)
   }
 
   /** The owner's delete proof of a deleted envelope. */
   tombstone (id: string): DeleteProof | undefined {
-    const entry = this.ids.get(id)
-    return entry?.kind === 'deleted' ? entry.proof : undefined
+    return this.deleted.get(id)?.proof
   }
 
   /**
@@ -396,30 +364,32 @@ export class RelayStore {
    * delete arriving before the envelope).
    */
   async delete (id: string, pub: string, proof: DeleteProof, opts: { tombstoneUnknown?: boolean } = {}): Promise<DeleteOutcome> {
-    const entry = this.ids.get(id)
     const now = this.clock.now()
-    if (entry === undefined) {
+    const tomb = this.deleted.get(id)
+    if (tomb !== undefined) return tomb.proof.recipient_pub === pub && !this.isExpired(tomb.sentAt, now) ? 'already_deleted' : 'not_found'
+    // A pending envelope is not readable yet, so its owner cannot have seen it.
+    if (this.pending.has(id)) return 'not_found'
+    const found = this.findLive(id)
+    if (found === undefined) {
       if (opts.tombstoneUnknown !== true || this.isExpired(proof.sent_at, now)) return 'not_found'
-      this.ids.set(id, { kind: 'deleted', id, sentAt: proof.sent_at, proof: { ...proof, recipient_pub: pub } })
+      const stored = { ...proof, recipient_pub: pub }
+      this.deleted.set(id, { sentAt: proof.sent_at, proof: stored })
       this.changeBucket(proof.sent_at, id, 'deleted', +1)
-      await this.tombstones.put(tombstoneKey(proof.sent_at, id), { ...proof, recipient_pub: pub })
+      await this.tombstones.put(tombstoneKey(proof.sent_at, id), stored)
       await this.root.flushed
       return 'tombstoned'
     }
-    if (entry.kind === 'deleted') {
-      return entry.proof.recipient_pub === pub && !this.isExpired(entry.sentAt, now) ? 'already_deleted' : 'not_found'
-    }
-    // A pending envelope is not readable yet, so its owner cannot have seen it.
-    if (entry.kind === 'pending' || entry.box.pub !== pub || this.isExpired(entry.sentAt, now)) return 'not_found'
-    const key = keyOf(entry)
-    const stored: DeleteProof = { ...proof, sent_at: entry.sentAt }
-    this.removeLive(entry)
-    this.ids.set(id, { kind: 'deleted', id, sentAt: entry.sentAt, proof: stored })
-    this.changeBucket(entry.sentAt, id, 'live', -1)
-    this.changeBucket(entry.sentAt, id, 'deleted', +1)
+    const { box, index, sentAt } = found
+    if (box.recipient.toString('hex') !== pub || this.isExpired(sentAt, now)) return 'not_found'
+    const key = envelopeKey(sentAt, id, pub, box.senderHex(index))
+    const stored: DeleteProof = { ...proof, sent_at: sentAt }
+    this.removeLive(box, index, key)
+    this.deleted.set(id, { sentAt, proof: stored })
+    this.changeBucket(sentAt, id, 'live', -1)
+    this.changeBucket(sentAt, id, 'deleted', +1)
     await this.root.batch(() => {
       this.envelopes.remove(key)
-      this.tombstones.put(tombstoneKey(entry.sentAt, id), stored)
+      this.tombstones.put(tombstoneKey(sentAt, id), stored)
     })
     await this.root.flushed
     return 'deleted'
@@ -436,21 +406,19 @@ export class RelayStore {
     const tombstoneKeys = envelopeKeys.length < batch ? [...this.tombstones.getKeys({ end, limit: batch - envelopeKeys.length })].map((k) => Buffer.from(k)) : []
     for (const key of envelopeKeys) {
       const sentAt = key.readUIntBE(0, AT_BYTES)
-      const id = key.toString('hex', AT_BYTES, ID_END)
-      const entry = this.ids.get(id)
+      const slot = this.ids.find(key, AT_BYTES)
       // the id may since have been stored again under another sent_at
-      if (entry?.kind === 'live' && entry.sentAt === sentAt) {
-        this.removeLive(entry)
-        this.ids.delete(id)
-        this.changeBucket(sentAt, id, 'live', -1)
+      if (slot >= 0 && this.ids.sentAtOf(slot) === sentAt) {
+        const box = this.boxes[this.ids.boxOf(slot)] as MailboxEntries
+        this.removeLive(box, box.indexOf(sentAt, key, AT_BYTES), key)
+        this.changeBucket(sentAt, '', 'live', -1, key, AT_BYTES)
       }
     }
     for (const key of tombstoneKeys) {
       const sentAt = key.readUIntBE(0, AT_BYTES)
       const id = key.toString('hex', AT_BYTES, ID_END)
-      const entry = this.ids.get(id)
-      if (entry?.kind === 'deleted' && entry.sentAt === sentAt) {
-        this.ids.delete(id)
+      if (this.deleted.get(id)?.sentAt === sentAt) {
+        this.deleted.delete(id)
         this.changeBucket(sentAt, id, 'deleted', -1)
       }
     }
@@ -478,7 +446,7 @@ export class RelayStore {
   idsInBucket (bucket: number, opts: { after?: string, limit?: number } = {}): BucketIds {
     const limit = opts.limit ?? 5000
     const from = bucket * BUCKET_SECONDS
-    const afterAt = opts.after !== undefined ? this.ids.get(opts.after)?.sentAt : undefined
+    const afterAt = opts.after !== undefined ? this.sentAtOf(opts.after) : undefined
     const start = afterAt !== undefined && opts.after !== undefined && bucketOf(afterAt) === bucket ? tombstoneKey(afterAt, opts.after) : atPrefix(from)
     const end = atPrefix(from + BUCKET_SECONDS)
     // Both tables are in (sent_at, id) order: merge their first 22 key bytes.
@@ -496,9 +464,10 @@ export class RelayStore {
       current[fromLive ? 0 : 1] = heads[fromLive ? 0 : 1].next()
       const id = key.toString('hex', AT_BYTES, ID_END)
       if (id === opts.after) continue
-      const entry = this.ids.get(id)
-      if (entry === undefined || entry.kind === 'pending' || entry.sentAt !== key.readUIntBE(0, AT_BYTES)) continue
-      if ((entry.kind === 'live') !== fromLive) continue
+      const sentAt = key.readUIntBE(0, AT_BYTES)
+      const slot = fromLive ? this.ids.find(key, AT_BYTES) : -1
+      const known = fromLive ? slot >= 0 && this.ids.sentAtOf(slot) === sentAt : this.deleted.get(id)?.sentAt === sentAt
+      if (!known) continue
       if (live.length + deleted.length >= limit) { more = true; break }
       if (fromLive) live.push(id)
       else deleted.push(id)
@@ -509,9 +478,7 @@ export class RelayStore {
 
   /** Envelopes and tombstones held in memory, for the operator's view of memory use. */
   get size (): { envelopes: number, tombstones: number, mailboxes: number } {
-    let tombstones = 0
-    for (const e of this.ids.values()) if (e.kind === 'deleted') tombstones++
-    return { envelopes: this.ids.size - tombstones, tombstones, mailboxes: this.mailboxes.size }
+    return { envelopes: this.ids.size + this.pending.size, tombstones: this.deleted.size, mailboxes: this.boxSlots.size }
   }
 
   async close (): Promise<void> {
@@ -524,63 +491,75 @@ export class RelayStore {
   /** Rebuilds the indexes from the keys of live envelopes and tombstones. */
   private load (): void {
     const start = atPrefix(this.liveFrom())
+    let last: MailboxEntries | undefined
     for (const key of this.envelopes.getKeys({ start })) {
       const sentAt = key.readUIntBE(0, AT_BYTES)
-      const id = key.toString('hex', AT_BYTES, ID_END)
-      const recipient = key.toString('hex', ID_END, RECIPIENT_END)
-      const sender = key.toString('hex', RECIPIENT_END, KEY_BYTES)
-      const box = this.mailboxes.get(recipient) ?? this.newMailbox(recipient)
-      let share = box.senders.get(sender)
-      if (share === undefined) {
-        share = { pub: sender, count: 0 }
-        box.senders.set(sender, share)
-      }
-      share.count++
-      const entry: LiveEntry = { kind: 'live', id, sentAt, box, sender: share }
-      this.ids.set(id, entry)
-      box.entries.push(entry) // keys arrive in (sent_at, id) order
-      this.changeBucket(sentAt, id, 'live', +1, key, AT_BYTES)
+      const box = last !== undefined && key.compare(last.recipient, 0, 32, ID_END, RECIPIENT_END) === 0
+        ? last
+        : (this.mailbox(key.toString('hex', ID_END, RECIPIENT_END)) ?? this.newMailbox(key.toString('hex', ID_END, RECIPIENT_END)))
+      box.insert(sentAt, key, AT_BYTES, key, RECIPIENT_END) // keys arrive in (sent_at, id) order: appends
+      this.ids.set(key, AT_BYTES, box.slot, sentAt)
+      this.changeBucket(sentAt, '', 'live', +1, key, AT_BYTES)
+      last = box
     }
     for (const { key, value } of this.tombstones.getRange({ start })) {
       const sentAt = key.readUIntBE(0, AT_BYTES)
       const id = key.toString('hex', AT_BYTES, ID_END)
-      this.ids.set(id, { kind: 'deleted', id, sentAt, proof: value })
+      this.deleted.set(id, { sentAt, proof: value })
       this.changeBucket(sentAt, id, 'deleted', +1)
     }
   }
 
-  private newMailbox (pub: string): Mailbox {
-    const box: Mailbox = { pub, entries: [], pending: 0, senders: new Map() }
-    this.mailboxes.set(pub, box)
+  private mailbox (pub: string): MailboxEntries | undefined {
+    const slot = this.boxSlots.get(pub)
+    return slot === undefined ? undefined : this.boxes[slot]
+  }
+
+  private newMailbox (pub: string): MailboxEntries {
+    const slot = this.freeSlots.pop() ?? this.boxes.length
+    const box = new MailboxEntries(Buffer.from(pub, 'hex'), slot)
+    this.boxes[slot] = box
+    this.boxSlots.set(pub, slot)
     return box
   }
 
-  private dropIfEmpty (box: Mailbox): void {
-    if (box.entries.length === 0 && box.pending === 0 && box.senders.size === 0) this.mailboxes.delete(box.pub)
+  private dropIfEmpty (box: MailboxEntries): void {
+    if (box.length > 0 || box.pending > 0) return
+    this.boxSlots.delete(box.recipient.toString('hex'))
+    this.boxes[box.slot] = undefined
+    this.freeSlots.push(box.slot)
   }
 
-  private releaseShare (box: Mailbox, share: SenderShare): void {
-    share.count--
-    if (share.count <= 0) box.senders.delete(share.pub)
+  /** Where a committed live envelope is. */
+  private findLive (id: string): { box: MailboxEntries, index: number, sentAt: number } | undefined {
+    if (!CANONICAL_ID.test(id)) return undefined
+    const bytes = Buffer.from(id, 'hex')
+    const slot = this.ids.find(bytes)
+    if (slot < 0) return undefined
+    const box = this.boxes[this.ids.boxOf(slot)] as MailboxEntries
+    const sentAt = this.ids.sentAtOf(slot)
+    return { box, index: box.indexOf(sentAt, bytes), sentAt }
+  }
+
+  private sentAtOf (id: string): number | undefined {
+    return this.pending.get(id)?.sentAt ?? this.deleted.get(id)?.sentAt ?? this.findLive(id)?.sentAt
+  }
+
+  /** Removes entry `index` of `box` (its lmdb key is `key`) from the in-memory indexes. */
+  private removeLive (box: MailboxEntries, index: number, key: Buffer): void {
+    if (index >= 0) box.removeAt(index)
+    this.ids.delete(key, AT_BYTES)
     this.dropIfEmpty(box)
   }
 
-  private removeLive (entry: LiveEntry): void {
-    const box = entry.box
-    const i = lowerBound(box.entries, entry.sentAt, entry.id)
-    if (box.entries[i] === entry) box.entries.splice(i, 1)
-    this.releaseShare(box, entry.sender)
+  private liveCount (box: MailboxEntries, now: number): number {
+    return box.length + box.pending - box.lowerBound(this.liveFrom(now))
   }
 
-  private liveCount (box: Mailbox, now: number): number {
-    return box.entries.length + box.pending - lowerBound(box.entries, this.liveFrom(now))
-  }
-
-  private liveSenderCount (box: Mailbox, share: SenderShare, now: number): number {
-    const expiredEnd = lowerBound(box.entries, this.liveFrom(now))
-    let expired = 0
-    for (let i = 0; i < expiredEnd; i++) if (box.entries[i].sender === share) expired++
-    return share.count - expired
+  private liveSenderCount (box: MailboxEntries, sender: string, now: number): number {
+    let n = box.countSender(Buffer.from(sender, 'hex'), box.lowerBound(this.liveFrom(now)))
+    for (const p of this.pending.values()) if (p.box === box && p.sender === sender) n++
+    return n
   }
 
   /**
