@@ -35,7 +35,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { summariseProfile, type ProfileSummary } from './lib/cpuprofile.js'
-import { REPO_ROOT, nodeBinary, prepareWorkload, request, sleep, type Workload } from './lib/harness.js'
+import { REPO_ROOT, nodeBinary, prepareWorkload, request, sleep, stopChild, type Workload } from './lib/harness.js'
 import { processCpuSeconds, selfCpuSeconds } from './lib/proc.js'
 import { PROFILE_INCLUSIVE, formatProfile, percentiles, type Percentiles } from './throughput.js'
 
@@ -258,14 +258,7 @@ async function startTestnet (work: Workload, cfg: NetworkBenchConfig, profile: b
 }
 
 async function stopTestnet (t: RunningTestnet): Promise<void> {
-  await Promise.all(t.nodes.map(async ({ child }) => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-    child.kill('SIGINT')
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
-    await exited
-    clearTimeout(timer)
-  }))
+  await Promise.all(t.nodes.map(async ({ child }) => await stopChild(child)))
   rmSync(t.dir, { recursive: true, force: true })
 }
 

@@ -30,7 +30,7 @@ import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { RelayStore, canonicalId, type Envelope } from '../src/relay/index.js'
 import { machineInfo, processCpuSeconds, selfCpuSeconds, type MachineInfo } from './lib/proc.js'
-import { REPO_ROOT, freePort, nodeBinary, request, sleep } from './lib/harness.js'
+import { REPO_ROOT, freePort, nodeBinary, request, sleep, stopChild } from './lib/harness.js'
 import { percentiles, type Percentiles } from './throughput.js'
 
 const execFileP = promisify(execFile)
@@ -161,15 +161,6 @@ async function waitForHttp (child: ChildProcess, port: number, urlPath: string, 
   } finally {
     agent.destroy()
   }
-}
-
-async function stopChild (child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  child.kill('SIGINT')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
-  await exited
-  clearTimeout(timer)
 }
 
 function dirBytes (dir: string): number {

@@ -27,7 +27,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { summariseProfile, type ProfileSummary } from './lib/cpuprofile.js'
-import { REPO_ROOT, freePort, nodeBinary, prepareWorkload, request, sleep, type Workload } from './lib/harness.js'
+import { REPO_ROOT, freePort, nodeBinary, prepareWorkload, request, sleep, stopChild, type Workload } from './lib/harness.js'
 import { processCpuSeconds, selfCpuSeconds } from './lib/proc.js'
 
 const execFileP = promisify(execFile)
@@ -199,14 +199,7 @@ async function startNode (work: Workload, cfg: ThroughputConfig, profileDir?: st
 }
 
 async function stopNode (node: RunningNode): Promise<void> {
-  const { child } = node
-  if (child.exitCode === null && child.signalCode === null) {
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-    child.kill('SIGINT')
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
-    await exited
-    clearTimeout(timer)
-  }
+  await stopChild(node.child)
   rmSync(node.home, { recursive: true, force: true })
 }
 

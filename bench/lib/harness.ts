@@ -1,4 +1,5 @@
 /** Pieces every benchmark shares: ports, the node binary, a keep-alive HTTP request, signed workloads. */
+import type { ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
@@ -72,4 +73,14 @@ export function prepareWorkload (senderCount: number, size: number, idPrefix: st
     bodies[i] = Buffer.from(JSON.stringify(transfer(from, to.pub, TRANSFER_UT, { id, time })), 'utf8')
   }
   return { senders, bodies, ids }
+}
+
+/** SIGINT, then SIGKILL after 20 s; resolves once the child has exited (at once if it already has). */
+export async function stopChild (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.kill('SIGINT')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+  await exited
+  clearTimeout(timer)
 }

@@ -121,6 +121,15 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   let p2p: P2PHost | undefined
   let api: ReturnType<typeof createApi> | undefined
   let address: AddressInfo
+  /** Stops what has started, outside in: HTTP, libp2p, the mailbox and its fee queue, the node, the verify workers. */
+  const release = async (): Promise<void> => {
+    await api?.close()
+    await p2p?.stop()
+    await relay.close()
+    await fees.close()
+    await node.stop()
+    await verifyPool.close()
+  }
   try {
     const denyPeers = denyListFromEnv()
     p2p = await P2PHost.create({
@@ -147,12 +156,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     address = await api.listen(host, port)
   } catch (err) {
     // A port in use or a bad listen address: release what started, then report.
-    await api?.close()
-    await p2p?.stop()
-    await relay.close()
-    await fees.close()
-    await node.stop()
-    await verifyPool.close()
+    await release()
     throw err
   }
   logger.info({ peerId: p2p.peerId, addrs: p2p.multiaddrs() }, 'p2p listening')
@@ -166,12 +170,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     logger.info({ signal }, 'shutting down')
     setTimeout(() => { logger.error('shutdown took too long; exiting'); process.exit(1) }, SHUTDOWN_GRACE_MS).unref()
     void (async () => {
-      await api?.close()
-      await p2p?.stop()
-      await relay.close()
-      await fees.close()
-      await node.stop()
-      await verifyPool.close()
+      await release()
       logger.info('stopped')
       logger.flush()
       process.exitCode = 0

@@ -94,15 +94,6 @@ export function encode (value: unknown): Uint8Array {
 }
 
 /** Parses and checks a network message; undefined when it is not valid JSON of that shape. */
-export function decode<T extends z.ZodType> (schema: T, data: Uint8Array): z.output<T> | undefined {
-  let value: unknown
-  try {
-    value = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'))
-  } catch {
-    return undefined
-  }
-  const result = schema.safeParse(value)
-  return result.success ? result.data : undefined
-}
+export { decodeJson as decode } from '../validation.js'
 
 export type { Proposal, Vote }

@@ -3,6 +3,7 @@
  * chain is. JSON, checked with one schema before anything reads it.
  */
 import { z } from 'zod'
+import { decodeJson } from '../validation.js'
 
 export const VersionAnnouncementSchema = z.object({
   peer_id: z.string().min(1).max(128),
@@ -22,12 +23,5 @@ export function encodeVersion (v: VersionAnnouncement): Uint8Array {
 
 export function decodeVersion (data: Uint8Array): VersionAnnouncement | undefined {
   if (data.byteLength > 4096) return undefined
-  let value: unknown
-  try {
-    value = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'))
-  } catch {
-    return undefined
-  }
-  const result = VersionAnnouncementSchema.safeParse(value)
-  return result.success ? result.data : undefined
+  return decodeJson(VersionAnnouncementSchema, data)
 }

@@ -13,8 +13,10 @@
  * About 130 bytes per envelope at the arrays' worst slack.
  */
 
+/** a canonical envelope id */
 export const ID_BYTES = 16
-export const KEY_BYTES_32 = 32
+/** an X25519 key */
+export const PUB_BYTES = 32
 
 /** Compares 16-byte ids at offsets without allocating. */
 function compareIds (a: Uint8Array, aOff: number, b: Uint8Array, bOff: number): number {
@@ -31,7 +33,7 @@ export class MailboxEntries {
   pending = 0
   private at = new Uint32Array(4)
   private idBytes = Buffer.alloc(4 * ID_BYTES)
-  private senderBytes = Buffer.alloc(4 * KEY_BYTES_32)
+  private senderBytes = Buffer.alloc(4 * PUB_BYTES)
 
   /** `recipient` is the mailbox key (32 bytes); `slot` its number in the IdTable. */
   constructor (readonly recipient: Buffer, readonly slot: number) {}
@@ -44,17 +46,13 @@ export class MailboxEntries {
     return this.idBytes.toString('hex', i * ID_BYTES, (i + 1) * ID_BYTES)
   }
 
-  senderHex (i: number): string {
-    return this.senderBytes.toString('hex', i * KEY_BYTES_32, (i + 1) * KEY_BYTES_32)
-  }
-
   /** Copies entry i's id and sender key into `into` at the given offsets (building an lmdb key). */
   copyId (i: number, into: Buffer, at: number): void {
     this.idBytes.copy(into, at, i * ID_BYTES, (i + 1) * ID_BYTES)
   }
 
   copySender (i: number, into: Buffer, at: number): void {
-    this.senderBytes.copy(into, at, i * KEY_BYTES_32, (i + 1) * KEY_BYTES_32)
+    this.senderBytes.copy(into, at, i * PUB_BYTES, (i + 1) * PUB_BYTES)
   }
 
   /** Index of the first entry not before (sentAt, id); without an id, the first of that second. */
@@ -84,11 +82,11 @@ export class MailboxEntries {
     if (i < this.length) {
       this.at.copyWithin(i + 1, i, this.length)
       this.idBytes.copyWithin((i + 1) * ID_BYTES, i * ID_BYTES, this.length * ID_BYTES)
-      this.senderBytes.copyWithin((i + 1) * KEY_BYTES_32, i * KEY_BYTES_32, this.length * KEY_BYTES_32)
+      this.senderBytes.copyWithin((i + 1) * PUB_BYTES, i * PUB_BYTES, this.length * PUB_BYTES)
     }
     this.at[i] = sentAt
     this.idBytes.set(id.subarray(idOff, idOff + ID_BYTES), i * ID_BYTES)
-    this.senderBytes.set(sender.subarray(senderOff, senderOff + KEY_BYTES_32), i * KEY_BYTES_32)
+    this.senderBytes.set(sender.subarray(senderOff, senderOff + PUB_BYTES), i * PUB_BYTES)
     this.length++
     return i
   }
@@ -96,7 +94,7 @@ export class MailboxEntries {
   removeAt (i: number): void {
     this.at.copyWithin(i, i + 1, this.length)
     this.idBytes.copyWithin(i * ID_BYTES, (i + 1) * ID_BYTES, this.length * ID_BYTES)
-    this.senderBytes.copyWithin(i * KEY_BYTES_32, (i + 1) * KEY_BYTES_32, this.length * KEY_BYTES_32)
+    this.senderBytes.copyWithin(i * PUB_BYTES, (i + 1) * PUB_BYTES, this.length * PUB_BYTES)
     this.length--
     if (this.length === 0 && this.at.length > 64) this.shrink()
   }
@@ -105,7 +103,7 @@ export class MailboxEntries {
   countSender (sender: Buffer, from = 0): number {
     let n = 0
     for (let i = from; i < this.length; i++) {
-      if (sender.compare(this.senderBytes, i * KEY_BYTES_32, (i + 1) * KEY_BYTES_32) === 0) n++
+      if (sender.compare(this.senderBytes, i * PUB_BYTES, (i + 1) * PUB_BYTES) === 0) n++
     }
     return n
   }
@@ -116,7 +114,7 @@ export class MailboxEntries {
     at.set(this.at)
     const ids = Buffer.alloc(cap * ID_BYTES)
     this.idBytes.copy(ids)
-    const senders = Buffer.alloc(cap * KEY_BYTES_32)
+    const senders = Buffer.alloc(cap * PUB_BYTES)
     this.senderBytes.copy(senders)
     this.at = at
     this.idBytes = ids
@@ -126,7 +124,7 @@ export class MailboxEntries {
   private shrink (): void {
     this.at = new Uint32Array(4)
     this.idBytes = Buffer.alloc(4 * ID_BYTES)
-    this.senderBytes = Buffer.alloc(4 * KEY_BYTES_32)
+    this.senderBytes = Buffer.alloc(4 * PUB_BYTES)
   }
 }
 

@@ -152,6 +152,15 @@ function envelopeKey (sentAt: number, id: string, recipient: string, sender: str
   return into
 }
 
+/** The lmdb key of entry i of a mailbox, written into `into` (a fresh buffer unless given). */
+function keyAt (box: MailboxEntries, i: number, into: Buffer = Buffer.allocUnsafe(KEY_BYTES)): Buffer {
+  into.writeUIntBE(box.sentAt(i), 0, AT_BYTES)
+  box.copyId(i, into, AT_BYTES)
+  box.recipient.copy(into, ID_END)
+  box.copySender(i, into, RECIPIENT_END)
+  return into
+}
+
 /** Key buffer for synchronous reads only (lmdb copies it before the call returns). */
 const readKey = Buffer.allocUnsafe(KEY_BYTES)
 /** Scratch for assembling an inbox page (grown per call when a page needs more). */
@@ -269,7 +278,7 @@ export class RelayStore {
         this.pending.delete(env.id)
         box.insert(env.sent_at, key, AT_BYTES, key, RECIPIENT_END)
         this.ids.set(key, AT_BYTES, box.slot, env.sent_at)
-        this.changeBucket(env.sent_at, env.id, 'live', +1, key, AT_BYTES)
+        this.changeBucket(env.sent_at, 'live', +1, key, AT_BYTES)
       },
       (err: unknown) => {
         box.pending--
@@ -303,12 +312,8 @@ export class RelayStore {
     let bytes = 0
     let count = 0
     let hasMore = false
-    box.recipient.copy(readKey, ID_END)
     for (; i < box.length; i++) {
-      readKey.writeUIntBE(box.sentAt(i), 0, AT_BYTES)
-      box.copyId(i, readKey, AT_BYTES)
-      box.copySender(i, readKey, RECIPIENT_END)
-      const value = this.envelopes.getBinaryFast(readKey)
+      const value = this.envelopes.getBinaryFast(keyAt(box, i, readKey))
       if (value === undefined) continue
       const item = itemBytes(value.subarray(0, value.length))
       if (count >= opts.limit || (opts.maxBytes !== undefined && count > 0 && bytes + item.length > opts.maxBytes)) {
@@ -344,7 +349,7 @@ export class RelayStore {
   get (id: string): Envelope | undefined {
     const found = this.findLive(id)
     if (found === undefined || this.isExpired(found.sentAt)) return undefined
-    const value = this.envelopes.getBinary(envelopeKey(found.sentAt, id, found.box.recipient.toString('hex'), found.box.senderHex(found.index), readKey))
+    const value = this.envelopes.getBinary(keyAt(found.box, found.index, readKey))
     return value === undefined ? undefined : decodeValue(value)
   }
 
@@ -374,19 +379,19 @@ export class RelayStore {
       if (opts.tombstoneUnknown !== true || this.isExpired(proof.sent_at, now)) return 'not_found'
       const stored = { ...proof, recipient_pub: pub }
       this.deleted.set(id, { sentAt: proof.sent_at, proof: stored })
-      this.changeBucket(proof.sent_at, id, 'deleted', +1)
+      this.changeBucket(proof.sent_at, 'deleted', +1, Buffer.from(id, 'hex'))
       await this.tombstones.put(tombstoneKey(proof.sent_at, id), stored)
       await this.root.flushed
       return 'tombstoned'
     }
     const { box, index, sentAt } = found
     if (box.recipient.toString('hex') !== pub || this.isExpired(sentAt, now)) return 'not_found'
-    const key = envelopeKey(sentAt, id, pub, box.senderHex(index))
+    const key = keyAt(box, index)
     const stored: DeleteProof = { ...proof, sent_at: sentAt }
     this.removeLive(box, index, key)
     this.deleted.set(id, { sentAt, proof: stored })
-    this.changeBucket(sentAt, id, 'live', -1)
-    this.changeBucket(sentAt, id, 'deleted', +1)
+    this.changeBucket(sentAt, 'live', -1, key, AT_BYTES)
+    this.changeBucket(sentAt, 'deleted', +1, key, AT_BYTES)
     await this.root.batch(() => {
       this.envelopes.remove(key)
       this.tombstones.put(tombstoneKey(sentAt, id), stored)
@@ -411,7 +416,7 @@ export class RelayStore {
       if (slot >= 0 && this.ids.sentAtOf(slot) === sentAt) {
         const box = this.boxes[this.ids.boxOf(slot)] as MailboxEntries
         this.removeLive(box, box.indexOf(sentAt, key, AT_BYTES), key)
-        this.changeBucket(sentAt, '', 'live', -1, key, AT_BYTES)
+        this.changeBucket(sentAt, 'live', -1, key, AT_BYTES)
       }
     }
     for (const key of tombstoneKeys) {
@@ -419,7 +424,7 @@ export class RelayStore {
       const id = key.toString('hex', AT_BYTES, ID_END)
       if (this.deleted.get(id)?.sentAt === sentAt) {
         this.deleted.delete(id)
-        this.changeBucket(sentAt, id, 'deleted', -1)
+        this.changeBucket(sentAt, 'deleted', -1, Buffer.from(id, 'hex'))
       }
     }
     if (envelopeKeys.length + tombstoneKeys.length === 0) return 0
@@ -499,14 +504,14 @@ export class RelayStore {
         : (this.mailbox(key.toString('hex', ID_END, RECIPIENT_END)) ?? this.newMailbox(key.toString('hex', ID_END, RECIPIENT_END)))
       box.insert(sentAt, key, AT_BYTES, key, RECIPIENT_END) // keys arrive in (sent_at, id) order: appends
       this.ids.set(key, AT_BYTES, box.slot, sentAt)
-      this.changeBucket(sentAt, '', 'live', +1, key, AT_BYTES)
+      this.changeBucket(sentAt, 'live', +1, key, AT_BYTES)
       last = box
     }
     for (const { key, value } of this.tombstones.getRange({ start })) {
       const sentAt = key.readUIntBE(0, AT_BYTES)
       const id = key.toString('hex', AT_BYTES, ID_END)
       this.deleted.set(id, { sentAt, proof: value })
-      this.changeBucket(sentAt, id, 'deleted', +1)
+      this.changeBucket(sentAt, 'deleted', +1, Buffer.from(id, 'hex'))
     }
   }
 
@@ -566,7 +571,7 @@ export class RelayStore {
    * Adds (+1) or removes (-1) an id in the live or deleted half of its bucket's digest (XOR is
    * its own inverse, so both directions are the same XOR); a delete moves an id across.
    */
-  private changeBucket (sentAt: number, id: string, half: 'live' | 'deleted', delta: 1 | -1, idBytes: Uint8Array = Buffer.from(id, 'hex'), at = 0): void {
+  private changeBucket (sentAt: number, half: 'live' | 'deleted', delta: 1 | -1, idBytes: Uint8Array, at = 0): void {
     const bucket = bucketOf(sentAt)
     let state = this.buckets.get(bucket)
     if (state === undefined) {

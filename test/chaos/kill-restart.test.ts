@@ -17,6 +17,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { waitFor } from '../helpers/node-process.js'
+import { rng } from '../sim/simulator.js'
 import {
   ExitWatch, LoadGenerator, confirmEverywhere, equivocationLines, heights, heightOf, note, percentile, sleep, startTestnet, type Testnet
 } from './harness.js'
@@ -30,17 +31,6 @@ const CATCH_UP_LIMIT_MS = 10_000
 const CATCH_UP_WATCH_MS = 30_000
 const DRAIN_TIMEOUT_MS = 60_000
 
-/** mulberry32: a small seeded generator, so a failing run can be replayed */
-function rng (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 interface Restart {
   kill: number
