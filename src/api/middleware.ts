@@ -1,4 +1,5 @@
 /** The Koa edge: body cap and JSON parsing, access mode (bearer token), per-IP rate limit. */
+import type { IncomingMessage } from 'node:http'
 import type { Context, Next } from 'koa'
 import { KithError } from '../errors.js'
 
@@ -14,22 +15,47 @@ export function jsonBody (maxBytes: number) {
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return await next()
     const declared = Number(ctx.get('content-length') || 0)
     if (declared > maxBytes) throw new KithError('BODY_TOO_LARGE', `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`)
-    const chunks: Buffer[] = []
-    let size = 0
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-      size += chunk.length
-      if (size > maxBytes) throw new KithError('BODY_TOO_LARGE', `request body exceeds the limit of ${maxBytes} bytes`)
-      chunks.push(chunk)
-    }
-    if (size > 0) {
+    const body = await readBody(ctx.req, maxBytes)
+    if (body.length > 0) {
       try {
-        ctx.request.body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+        ctx.request.body = JSON.parse(body.toString('utf8'))
       } catch {
         throw new KithError('BAD_REQUEST', 'request body is not valid JSON')
       }
     }
     await next()
   }
+}
+
+/**
+ * The whole request body, or BODY_TOO_LARGE past `maxBytes`. Stream events rather than an async
+ * iterator: the iterator's promises and listeners cost several µs per request on the hot routes.
+ */
+function readBody (req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length
+      if (size > maxBytes) {
+        cleanup()
+        req.resume()
+        reject(new KithError('BODY_TOO_LARGE', `request body exceeds the limit of ${maxBytes} bytes`))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = (): void => { cleanup(); resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)) }
+    const onError = (err: Error): void => { cleanup(); reject(err) }
+    const cleanup = (): void => {
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+    }
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+  })
 }
 
 export interface AccessOptions {

@@ -2,7 +2,7 @@
  * Hashing and Ed25519 signatures. Verification uses libsodium (sodium-native): about 20k
  * verifies/s per core here, twice node:crypto and 200x tweetnacl (see docs/architecture.md).
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 import sodium from 'sodium-native'
 
 export const PUBLIC_KEY_BYTES = 32
@@ -46,9 +46,8 @@ export function verify (message: Uint8Array, signature: Uint8Array, publicKey: U
 }
 
 export function sha256 (...parts: Uint8Array[]): Buffer {
-  const hash = createHash('sha256')
-  for (const part of parts) hash.update(part)
-  return hash.digest()
+  // one-shot: a Hash object per call costs more than the hashing of a short input
+  return hash('sha256', parts.length === 1 ? parts[0] : Buffer.concat(parts), 'buffer')
 }
 
 export function sha256Hex (...parts: Uint8Array[]): string {
@@ -74,6 +73,15 @@ export const BASE64_CHARS = /^[A-Za-z0-9+/]*={0,2}$/
 /** Standard base64 with padding. */
 export function isBase64 (text: string): boolean {
   return text.length % 4 === 0 && BASE64_CHARS.test(text)
+}
+
+/**
+ * The bytes of `text` when it is canonical standard base64 (padded, unused bits zero: the one
+ * text `toBase64` gives for them); undefined otherwise. One decode and one encode, no regex.
+ */
+export function fromCanonicalBase64 (text: string): Buffer | undefined {
+  const bytes = Buffer.from(text, 'base64')
+  return bytes.toString('base64') === text ? bytes : undefined
 }
 
 /** Strict standard base64 decode (padding required); returns undefined for anything else. */

@@ -196,7 +196,8 @@ export class RelayService extends EventEmitter<RelayEvents> {
    */
   async broadcast (input: unknown, opts: BroadcastOptions = {}): Promise<{ id: string, status: 'broadcast' }> {
     const envelope = envelopeFromUpload(input, this.nowSeconds())
-    await this.feeCheck?.(envelope)
+    // only paid envelopes have a fee to check; the free path skips the extra await
+    if (envelope.fee_ut > 0 && this.feeCheck !== undefined) await this.feeCheck(envelope)
     opts.admit?.(envelope)
     if (await this.store.put(envelope)) this.announce(envelope)
     return { id: envelope.id, status: 'broadcast' }

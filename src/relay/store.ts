@@ -8,11 +8,16 @@
  * A new envelope is one put near the end of one B-tree. Indexing by mailbox on disk would add
  * random inserts into large trees, which cost ~100 µs of CPU each here (docs/relay.md); so the
  * indexes live in memory (typed arrays, mailbox-index.ts) and are rebuilt from the keys at open:
- *   ids         id -> (mailbox, sent_at) of committed envelopes   dedup, delete, anti-entropy
+ *   ids         id -> (mailbox, sent_at) of durable envelopes     dedup, delete, anti-entropy
  *   boxes       recipient -> its envelopes in (sent_at, id) order   inbox pages, caps
- *   pending     id -> decided, not yet committed                    caps, duplicate uploads
+ *   pending     id -> decided, not yet durable                      caps, duplicate uploads
+ *   unapplied   id -> key and value: journaled, not yet synced in lmdb (reads fall back to it)
  *   deleted     id -> tombstone                                     deletes stick
  *   buckets     hour -> {live, live_xor, deleted, deleted_xor}      anti-entropy digests
+ *
+ * A new envelope is durable once its record is synced in the journal (journal.ts: appends
+ * synced in groups); lmdb takes the journaled envelopes every 100 ms in one synced transaction,
+ * and then the journal drops them. At open, journal records lmdb lacks are put in first.
  *
  * The stored value is the exact inbox item the node serves, so an inbox page is a concatenation
  * of stored bytes (no decode, no re-encode).
@@ -26,16 +31,20 @@
  * cannot bring it back.
  *
  * All decisions (duplicates, caps) are taken on the event loop against the in-memory indexes,
- * which count an envelope from the moment it is decided; it becomes readable once its put is
- * committed. `put` and `delete` resolve after `flushed` (fsync).
+ * which count an envelope from the moment it is decided; it becomes readable once it is durable.
+ * `put` resolves once the journal is synced, `delete` once lmdb is.
  */
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { KithError } from '../errors.js'
-import { presentInboxItem, type DeleteProof, type Envelope, type InboxItem } from './envelope.js'
+import { isoSeconds, type DeleteProof, type Envelope, type InboxItem } from './envelope.js'
+import { Journal, journalRecord } from './journal.js'
 import { IdTable, MailboxEntries } from './mailbox-index.js'
 
 /** Width of an anti-entropy bucket, in seconds of sent_at. */
 export const BUCKET_SECONDS = 3600
+/** Journaled envelopes go into lmdb, in one synced transaction, this often or at this many. */
+const APPLY_INTERVAL_MS = 100
+const APPLY_BATCH = 5000
 const FORMAT = 2
 const ZERO_XOR = '0'.repeat(32)
 const NEWLINE = 0x0a
@@ -113,6 +122,17 @@ interface PendingEntry {
   committed: Promise<unknown>
 }
 
+/** Durable in the journal and indexed, not yet (known to be) synced in lmdb: reads fall back to it. */
+interface Unapplied {
+  id: string
+  /** journal sequence number */
+  seq: number
+  key: Buffer
+  value: Buffer
+  /** handed to lmdb */
+  issued: boolean
+}
+
 interface Tombstone {
   sentAt: number
   proof: DeleteProof
@@ -167,10 +187,17 @@ const readKey = Buffer.allocUnsafe(KEY_BYTES)
 const pageBuffer = Buffer.allocUnsafe(256 * 1024)
 const COMMA = 0x2c
 
-/** The served inbox item, then the fee_sig that is stored and gossiped but never served. */
-function encodeValue (env: Envelope): Buffer {
-  const item = JSON.stringify(presentInboxItem(env))
-  return Buffer.from(env.fee_sig === null ? item : `${item}\n${env.fee_sig}`, 'utf8')
+/**
+ * The stored value: the served inbox item, then the fee_sig that is stored and gossiped but never
+ * served. The item is JSON.stringify(presentInboxItem(env)) written out by hand (the store's
+ * tests compare them): every member of a validated envelope is hex, base64, an ISO time or an
+ * integer, so nothing needs escaping and the text is ASCII (stored as latin1, byte for byte).
+ */
+export function valueText (env: Envelope): string {
+  const item = `{"id":"${env.id}","sender_pub":"${env.sender_pub}","sender_ed25519_pub":"${env.sender_ed25519_pub}",` +
+    `"recipient_pub":"${env.recipient_pub}","fee_ut":${env.fee_ut},"sent_at":${env.sent_at},"sent_at_human":"${isoSeconds(env.sent_at)}",` +
+    `"nonce":"${env.nonce}","ciphertext":"${env.ciphertext}"}`
+  return env.fee_sig === null ? item : `${item}\n${env.fee_sig}`
 }
 
 function itemBytes (value: Buffer): Buffer {
@@ -216,6 +243,11 @@ export class RelayStore {
   private readonly boxSlots = new Map<string, number>()
   private readonly freeSlots: number[] = []
   private readonly buckets = new Map<number, BucketState>()
+  private readonly journal: Journal
+  /** by id, in journal order */
+  private readonly unapplied = new Map<string, Unapplied>()
+  private applyTimer: NodeJS.Timeout | undefined
+  private lastApply: Promise<void> = Promise.resolve()
   readonly limits: RelayLimits
   readonly ttlMs: number
   private readonly clock: Clock
@@ -229,6 +261,7 @@ export class RelayStore {
     this.clock = opts.clock
     this.migrateFormat1()
     this.load()
+    this.journal = new Journal(path, (payloads) => this.replay(payloads))
   }
 
   /** Opens the store and rebuilds the in-memory indexes from the keys (about 1 s per million envelopes, docs/relay.md). */
@@ -271,14 +304,20 @@ export class RelayStore {
       throw new KithError('RELAY_MAILBOX_FULL', `mailbox ${env.recipient_pub} already holds ${this.limits.maxPerSender} envelopes from sender ${env.sender_pub}, the most one sender may hold`)
     }
     box.pending++
-    const key = envelopeKey(env.sent_at, env.id, env.recipient_pub, env.sender_pub)
-    const committed = this.envelopes.put(key, encodeValue(env)).then(
-      () => {
+    const text = valueText(env)
+    const { record, payload } = journalRecord(KEY_BYTES + text.length)
+    const key = envelopeKey(env.sent_at, env.id, env.recipient_pub, env.sender_pub, payload.subarray(0, KEY_BYTES))
+    const value = payload.subarray(KEY_BYTES)
+    value.write(text, 'latin1')
+    const committed = this.journal.append(record).then(
+      (seq) => {
         box.pending--
         this.pending.delete(env.id)
         box.insert(env.sent_at, key, AT_BYTES, key, RECIPIENT_END)
         this.ids.set(key, AT_BYTES, box.slot, env.sent_at)
         this.changeBucket(env.sent_at, 'live', +1, key, AT_BYTES)
+        this.unapplied.set(env.id, { id: env.id, seq, key, value, issued: false })
+        this.scheduleApply()
       },
       (err: unknown) => {
         box.pending--
@@ -288,8 +327,52 @@ export class RelayStore {
       })
     this.pending.set(env.id, { sentAt: env.sent_at, box, sender: env.sender_pub, committed })
     await committed
-    await this.root.flushed
     return true
+  }
+
+  private scheduleApply (): void {
+    if (this.unapplied.size >= APPLY_BATCH) void this.apply()
+    else this.applyTimer ??= setTimeout(() => { void this.apply() }, APPLY_INTERVAL_MS).unref()
+  }
+
+  /**
+   * Hands the journaled envelopes not yet in lmdb to it, in one transaction; once that is synced,
+   * drops them from memory and their journal segments. Resolves when every envelope journaled
+   * before the call is synced in lmdb.
+   */
+  private async apply (): Promise<void> {
+    clearTimeout(this.applyTimer)
+    this.applyTimer = undefined
+    const batch: Unapplied[] = []
+    for (const entry of this.unapplied.values()) if (!entry.issued) batch.push(entry)
+    if (batch.length === 0) return await this.lastApply
+    let write: Promise<unknown> = Promise.resolve()
+    for (const entry of batch) {
+      write = this.envelopes.put(entry.key, entry.value)
+      entry.issued = true
+    }
+    const upTo = batch[batch.length - 1].seq + 1
+    // lmdb commits in order, so this one being synced means the earlier ones are too
+    this.lastApply = write.then(async () => { await this.root.flushed }).then(() => {
+      for (const entry of batch) if (this.unapplied.get(entry.id) === entry) this.unapplied.delete(entry.id)
+      this.journal.release(upTo)
+    })
+    await this.lastApply
+  }
+
+  /** Journal records left by a crash: what lmdb lacks goes in (synced) before the journal drops them. */
+  private replay (payloads: Buffer[]): void {
+    const fresh: Array<{ key: Buffer, value: Buffer }> = []
+    for (const payload of payloads) {
+      if (payload.length <= KEY_BYTES) continue
+      const key = Buffer.from(payload.subarray(0, KEY_BYTES))
+      const id = key.toString('hex', AT_BYTES, ID_END)
+      if (this.isExpired(key.readUIntBE(0, AT_BYTES)) || this.deleted.has(id) || this.ids.find(key, AT_BYTES) >= 0) continue
+      fresh.push({ key, value: Buffer.from(payload.subarray(KEY_BYTES)) })
+    }
+    if (fresh.length === 0) return
+    this.root.transactionSync(() => { for (const { key, value } of fresh) this.envelopes.putSync(key, value) })
+    for (const { key } of fresh) this.index(key)
   }
 
   /**
@@ -313,7 +396,7 @@ export class RelayStore {
     let count = 0
     let hasMore = false
     for (; i < box.length; i++) {
-      const value = this.envelopes.getBinaryFast(keyAt(box, i, readKey))
+      const value = this.valueAt(keyAt(box, i, readKey))
       if (value === undefined) continue
       const item = itemBytes(value.subarray(0, value.length))
       if (count >= opts.limit || (opts.maxBytes !== undefined && count > 0 && bytes + item.length > opts.maxBytes)) {
@@ -349,7 +432,8 @@ export class RelayStore {
   get (id: string): Envelope | undefined {
     const found = this.findLive(id)
     if (found === undefined || this.isExpired(found.sentAt)) return undefined
-    const value = this.envelopes.getBinary(keyAt(found.box, found.index, readKey))
+    const key = keyAt(found.box, found.index, readKey)
+    const value = this.envelopes.getBinary(key) ?? this.unapplied.get(id)?.value
     return value === undefined ? undefined : decodeValue(value)
   }
 
@@ -388,6 +472,8 @@ export class RelayStore {
     if (box.recipient.toString('hex') !== pub || this.isExpired(sentAt, now)) return 'not_found'
     const key = keyAt(box, index)
     const stored: DeleteProof = { ...proof, sent_at: sentAt }
+    // not yet handed to lmdb: it never will be (a replay skips it for its tombstone)
+    this.unapplied.delete(id)
     this.removeLive(box, index, key)
     this.deleted.set(id, { sentAt, proof: stored })
     this.changeBucket(sentAt, 'live', -1, key, AT_BYTES)
@@ -406,6 +492,7 @@ export class RelayStore {
    * `batch`.
    */
   async sweepExpired (now: number, batch: number): Promise<number> {
+    if (this.unapplied.size > 0) await this.apply()
     const end = atPrefix(this.liveFrom(now))
     const envelopeKeys = [...this.envelopes.getKeys({ end, limit: batch })].map((k) => Buffer.from(k))
     const tombstoneKeys = envelopeKeys.length < batch ? [...this.tombstones.getKeys({ end, limit: batch - envelopeKeys.length })].map((k) => Buffer.from(k)) : []
@@ -454,21 +541,29 @@ export class RelayStore {
     const afterAt = opts.after !== undefined ? this.sentAtOf(opts.after) : undefined
     const start = afterAt !== undefined && opts.after !== undefined && bucketOf(afterAt) === bucket ? tombstoneKey(afterAt, opts.after) : atPrefix(from)
     const end = atPrefix(from + BUCKET_SECONDS)
-    // Both tables are in (sent_at, id) order: merge their first 22 key bytes.
-    const heads = [this.envelopes.getKeys({ start, end }), this.tombstones.getKeys({ start, end })].map((keys) => copies(keys))
+    // Three sources in (sent_at, id) order, merged on their first 22 key bytes: the envelopes
+    // table, the journaled envelopes lmdb may not have yet (those it has come out twice), tombstones.
+    const recent = [...this.unapplied.values()].map((e) => e.key)
+      .filter((k) => Buffer.compare(k, start) >= 0 && Buffer.compare(k, end) < 0).sort(Buffer.compare)
+    const heads = [copies(this.envelopes.getKeys({ start, end })), recent.values(), copies(this.tombstones.getKeys({ start, end }))]
     const current = heads.map((it) => it.next())
     const live: string[] = []
     const deleted: string[] = []
     let last: string | undefined
     let more = false
     for (;;) {
-      const [a, b] = current
-      if (a.done === true && b.done === true) break
-      const fromLive = b.done === true || (a.done !== true && Buffer.compare(a.value.subarray(0, ID_END), b.value.subarray(0, ID_END)) <= 0)
-      const key = (fromLive ? a : b).value as Buffer
-      current[fromLive ? 0 : 1] = heads[fromLive ? 0 : 1].next()
+      let pick = -1
+      for (let h = 0; h < current.length; h++) {
+        const head = current[h]
+        if (head.done === true) continue
+        if (pick < 0 || Buffer.compare(head.value.subarray(0, ID_END), (current[pick].value as Buffer).subarray(0, ID_END)) < 0) pick = h
+      }
+      if (pick < 0) break
+      const key = current[pick].value as Buffer
+      current[pick] = heads[pick].next()
+      const fromLive = pick < 2
       const id = key.toString('hex', AT_BYTES, ID_END)
-      if (id === opts.after) continue
+      if (id === opts.after || id === last) continue
       const sentAt = key.readUIntBE(0, AT_BYTES)
       const slot = fromLive ? this.ids.find(key, AT_BYTES) : -1
       const known = fromLive ? slot >= 0 && this.ids.sentAtOf(slot) === sentAt : this.deleted.get(id)?.sentAt === sentAt
@@ -487,6 +582,8 @@ export class RelayStore {
   }
 
   async close (): Promise<void> {
+    await this.apply()
+    await this.journal.close()
     await this.root.flushed
     await this.root.close()
   }
@@ -497,22 +594,33 @@ export class RelayStore {
   private load (): void {
     const start = atPrefix(this.liveFrom())
     let last: MailboxEntries | undefined
-    for (const key of this.envelopes.getKeys({ start })) {
-      const sentAt = key.readUIntBE(0, AT_BYTES)
-      const box = last !== undefined && key.compare(last.recipient, 0, 32, ID_END, RECIPIENT_END) === 0
-        ? last
-        : (this.mailbox(key.toString('hex', ID_END, RECIPIENT_END)) ?? this.newMailbox(key.toString('hex', ID_END, RECIPIENT_END)))
-      box.insert(sentAt, key, AT_BYTES, key, RECIPIENT_END) // keys arrive in (sent_at, id) order: appends
-      this.ids.set(key, AT_BYTES, box.slot, sentAt)
-      this.changeBucket(sentAt, 'live', +1, key, AT_BYTES)
-      last = box
-    }
+    // keys arrive in (sent_at, id) order: each insert is an append
+    for (const key of this.envelopes.getKeys({ start })) last = this.index(key, last)
     for (const { key, value } of this.tombstones.getRange({ start })) {
       const sentAt = key.readUIntBE(0, AT_BYTES)
       const id = key.toString('hex', AT_BYTES, ID_END)
       this.deleted.set(id, { sentAt, proof: value })
       this.changeBucket(sentAt, 'deleted', +1, Buffer.from(id, 'hex'))
     }
+  }
+
+  /** Adds a committed envelope, by its lmdb key, to the indexes; `recent` is tried as its mailbox first. */
+  private index (key: Buffer, recent?: MailboxEntries): MailboxEntries {
+    const sentAt = key.readUIntBE(0, AT_BYTES)
+    const box = recent !== undefined && key.compare(recent.recipient, 0, 32, ID_END, RECIPIENT_END) === 0
+      ? recent
+      : (this.mailbox(key.toString('hex', ID_END, RECIPIENT_END)) ?? this.newMailbox(key.toString('hex', ID_END, RECIPIENT_END)))
+    box.insert(sentAt, key, AT_BYTES, key, RECIPIENT_END)
+    this.ids.set(key, AT_BYTES, box.slot, sentAt)
+    this.changeBucket(sentAt, 'live', +1, key, AT_BYTES)
+    return box
+  }
+
+  /** The stored value under `key` (written by keyAt), from lmdb or, before it has it, from the journal's copy. */
+  private valueAt (key: Buffer): Buffer | undefined {
+    const value = this.envelopes.getBinaryFast(key)
+    if (value !== undefined || this.unapplied.size === 0) return value
+    return this.unapplied.get(key.toString('hex', AT_BYTES, ID_END))?.value
   }
 
   private mailbox (pub: string): MailboxEntries | undefined {
@@ -596,7 +704,7 @@ export class RelayStore {
     const oldTables = ['time', 'counts', 'sender_counts', 'buckets'].map((name) => this.root.openDB({ name }))
     this.root.transactionSync(() => {
       for (const { value: env } of oldMailbox.getRange()) {
-        this.envelopes.putSync(envelopeKey(env.sent_at, env.id, env.recipient_pub, env.sender_pub), encodeValue(env))
+        this.envelopes.putSync(envelopeKey(env.sent_at, env.id, env.recipient_pub, env.sender_pub), Buffer.from(valueText(env), 'latin1'))
       }
       for (const { key: id, value } of oldIds.getRange()) {
         if (value.deleted !== undefined) this.tombstones.putSync(tombstoneKey(value.sent_at, id), { ...value.deleted, sent_at: value.sent_at })

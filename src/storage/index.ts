@@ -208,10 +208,12 @@ export class ChainStore implements StateReader {
       this.meta.put('head', head)
       // Consensus state of heights now decided is no longer needed.
       for (const { key } of this.proposals.getRange({ end: [height + 1, 0, ''] })) this.proposals.remove(key)
+      // Here, in transaction order, not after the await: a record transaction that runs right
+      // after this one must write its proposals again, or it would refer to ones just removed.
+      this.storedProposals.clear()
       const record = this.consensus.get('record')
       if (record !== undefined && record.height <= height) this.consensus.remove('record')
     })
-    this.storedProposals.clear()
     this.cachedHead = undefined
     await this.root.flushed
   }

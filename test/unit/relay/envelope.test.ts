@@ -4,6 +4,7 @@ import { KithError } from '../../../src/errors.js'
 import {
   MAX_CIPHERTEXT_BYTES, canonicalId, checkPeerEnvelope, envelopeFromUpload, presentInboxItem, base64DecodedLength
 } from '../../../src/relay/index.js'
+import { plainUpload, uploadBySchema } from '../../../src/relay/envelope.js'
 import { newClient, sealEnvelope } from './helpers.js'
 
 function codeOf (fn: () => unknown): string | undefined {
@@ -97,5 +98,57 @@ describe('envelopes from peers', () => {
     assert.equal(checkPeerEnvelope({ ...env, recipient_pub: env.recipient_pub.toUpperCase() }).ok, false)
     assert.equal(checkPeerEnvelope({ ...env, sent_at: undefined }).ok, false)
     assert.equal(checkPeerEnvelope({ ...env, ciphertext: Buffer.alloc(MAX_CIPHERTEXT_BYTES + 1).toString('base64') }).ok, false)
+  })
+})
+
+describe('the plain-upload fast path agrees with EnvelopeUploadSchema', () => {
+  test('on generated uploads, every envelope the fast path builds is the one the schema path builds', () => {
+    const alice = newClient()
+    const bob = newClient()
+    const base = sealEnvelope(alice, bob.pub, 'agreement') as Record<string, unknown>
+    const nonce = base.nonce as string
+    // a non-canonical spelling of the same nonce bytes: the last character's unused bits set
+    const lastChar = nonce.at(-1) as string
+    const sloppyNonce = nonce.slice(0, -1) + (lastChar === 'A' ? 'B' : 'A')
+    const variants: Record<string, unknown[]> = {
+      id: [undefined, 'x', '', null, 7],
+      sender_pub: [base.sender_pub, (base.sender_pub as string).toUpperCase(), 'ab', null],
+      recipient_pub: [base.recipient_pub, (base.recipient_pub as string).toUpperCase(), '0'.repeat(63), 5],
+      sender_ed25519_pub: [undefined, '', alice.edPub, alice.edPub.toUpperCase(), 'zz', null],
+      fee_ut: [undefined, 0, 5, -1, 1.5, '5', 2 ** 53, Number.MAX_SAFE_INTEGER],
+      fee_sig: [undefined, null, 'AAAA', 'AAA', 'AB==', '', 7],
+      nonce: [nonce, sloppyNonce, nonce.slice(4), `${nonce}====`, 7],
+      ciphertext: [base.ciphertext, '', 'AB==', 'A', 'AAAA', `${base.ciphertext as string} `, null],
+      sent_at: [undefined, 1, 'now', null]
+    }
+    let seed = 7
+    const pick = <T> (xs: T[]): T => { seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31; return xs[seed % xs.length] }
+    let fast = 0
+    let schemaOnly = 0
+    for (let i = 0; i < 3000; i++) {
+      const upload: Record<string, unknown> = {}
+      for (const [field, values] of Object.entries(variants)) {
+        // mostly the valid value, so most uploads differ from it in one or two fields
+        const value = seed % 3 === 0 ? pick(values) : (pick([0, 1, 2]) === 0 ? pick(values) : values[0])
+        if (value !== undefined) upload[field] = value
+      }
+      const plain = plainUpload(upload, 1_767_323_045)
+      let bySchema: unknown
+      try {
+        bySchema = uploadBySchema(upload, 1_767_323_045)
+      } catch (err) {
+        assert.ok(err instanceof KithError)
+        bySchema = undefined
+      }
+      if (plain !== undefined) {
+        fast++
+        assert.deepEqual(plain, bySchema, `upload ${JSON.stringify(upload)}`)
+      } else if (bySchema !== undefined) {
+        schemaOnly++
+      }
+    }
+    // both kinds occur: the test is not vacuous
+    assert.ok(fast > 300, `fast path taken ${fast} times`)
+    assert.ok(schemaOnly > 30, `schema-only acceptances ${schemaOnly}`)
   })
 })

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { open } from 'lmdb'
 import { KithError } from '../../../src/errors.js'
-import { BUCKET_SECONDS, RelayStore, bucketOf, envelopeFromUpload, type DeleteProof, type Envelope } from '../../../src/relay/index.js'
+import { BUCKET_SECONDS, RelayStore, bucketOf, envelopeFromUpload, presentInboxItem, type DeleteProof, type Envelope } from '../../../src/relay/index.js'
+import { valueText } from '../../../src/relay/store.js'
 import { T0, fakeClock, newClient, sealEnvelope, withTempDir, type Client } from './helpers.js'
 
 const DAY = 86_400_000
@@ -278,5 +279,18 @@ describe('RelayStore format 1', () => {
         await store.close()
       }
     })
+  })
+})
+
+describe('RelayStore stored value', () => {
+  test('the hand-written item text is JSON.stringify of the served item, with fee_sig after a newline', () => {
+    const alice = newClient()
+    const bob = newClient()
+    const free = env(alice, bob.pub, T0S)
+    assert.equal(valueText(free), JSON.stringify(presentInboxItem(free)))
+    const paid = { ...free, fee_ut: 250, fee_sig: 'c2lnbmF0dXJl' }
+    assert.equal(valueText(paid), `${JSON.stringify(presentInboxItem(paid))}\nc2lnbmF0dXJl`)
+    const anonymous = { ...free, sender_ed25519_pub: '' }
+    assert.deepEqual(JSON.parse(valueText(anonymous)), presentInboxItem(anonymous))
   })
 })
