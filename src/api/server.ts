@@ -57,8 +57,9 @@ export function createApi (opts: ApiOptions): ApiServer {
     await next()
   })
   app.use(errorMiddleware(log))
-  app.use(privateMode(access))
-  app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps)))
+  // each layer costs every request a dispatch and a promise: only the ones that can act are mounted
+  if (access.private && access.token !== undefined) app.use(privateMode(access))
+  if (opts.env.rateLimitRps > 0) app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps)))
   app.use(jsonBody(opts.env.maxBodyBytes))
   const router = new Router()
   for (const r of routes) mount(router, r, access)
