@@ -78,6 +78,7 @@ export class Journal {
       let at = 0
       while (at + HEADER_BYTES <= data.length) {
         const length = data.readUInt32LE(at)
+        if (length === 0) break // no record is empty: zeros are space never written
         const end = at + HEADER_BYTES + length
         if (end > data.length) break
         const payload = data.subarray(at + HEADER_BYTES, end)

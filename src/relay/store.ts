@@ -248,6 +248,7 @@ export class RelayStore {
   private readonly unapplied = new Map<string, Unapplied>()
   private applyTimer: NodeJS.Timeout | undefined
   private lastApply: Promise<void> = Promise.resolve()
+  private closing = false
   readonly limits: RelayLimits
   readonly ttlMs: number
   private readonly clock: Clock
@@ -331,8 +332,10 @@ export class RelayStore {
   }
 
   private scheduleApply (): void {
-    if (this.unapplied.size >= APPLY_BATCH) void this.apply()
-    else this.applyTimer ??= setTimeout(() => { void this.apply() }, APPLY_INTERVAL_MS).unref()
+    if (this.closing) return
+    // a failed apply loses nothing: the envelopes stay in memory and in the journal, which replays them at the next open
+    if (this.unapplied.size >= APPLY_BATCH) this.apply().catch(() => {})
+    else this.applyTimer ??= setTimeout(() => { this.apply().catch(() => {}) }, APPLY_INTERVAL_MS).unref()
   }
 
   /**
@@ -582,6 +585,7 @@ export class RelayStore {
   }
 
   async close (): Promise<void> {
+    this.closing = true
     await this.apply()
     await this.journal.close()
     await this.root.flushed
