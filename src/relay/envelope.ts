@@ -186,15 +186,25 @@ export function plainUpload (raw: unknown, sentAt: number): Envelope | undefined
   const nonceBytes = fromCanonicalBase64(nonce)
   const ciphertextBytes = fromCanonicalBase64(ciphertext)
   if (nonceBytes?.length !== NONCE_BYTES || ciphertextBytes === undefined) return undefined
+  const fields = { sender_pub: sender, recipient_pub: recipient, sender_ed25519_pub: senderEd as string, fee_ut: fee, fee_sig: feeSig as string | null }
+  return canonicalEnvelope(fields, nonceBytes, ciphertextBytes, sentAt, nonce, ciphertext)
+}
+
+/** The stored envelope: canonical id from the bytes, the node's sent_at; the base64 texts given when already canonical. */
+function canonicalEnvelope (
+  fields: Pick<Envelope, 'sender_pub' | 'recipient_pub' | 'sender_ed25519_pub' | 'fee_ut' | 'fee_sig'>,
+  nonce: Buffer, ciphertext: Buffer, sentAt: number,
+  nonceText = toBase64(nonce), ciphertextText = toBase64(ciphertext)
+): Envelope {
   return {
-    id: canonicalId(nonceBytes, ciphertextBytes),
-    sender_pub: sender,
-    recipient_pub: recipient,
-    sender_ed25519_pub: senderEd as string,
-    fee_ut: fee,
-    fee_sig: feeSig as string | null,
-    nonce,
-    ciphertext,
+    id: canonicalId(nonce, ciphertext),
+    sender_pub: fields.sender_pub,
+    recipient_pub: fields.recipient_pub,
+    sender_ed25519_pub: fields.sender_ed25519_pub,
+    fee_ut: fields.fee_ut,
+    fee_sig: fields.fee_sig,
+    nonce: nonceText,
+    ciphertext: ciphertextText,
     sent_at: sentAt
   }
 }
@@ -211,20 +221,8 @@ export function envelopeFromUpload (raw: unknown, sentAt: number): Envelope {
 /** envelopeFromUpload through EnvelopeUploadSchema alone (what plainUpload must agree with). */
 export function uploadBySchema (raw: unknown, sentAt: number): Envelope {
   const input = parseOrThrow(EnvelopeUploadSchema, raw, 'BAD_REQUEST', 'envelope')
-  const nonce = fromBase64(input.nonce) as Buffer
-  const ciphertext = fromBase64(input.ciphertext) as Buffer
-  return {
-    id: canonicalId(nonce, ciphertext),
-    sender_pub: input.sender_pub,
-    recipient_pub: input.recipient_pub,
-    sender_ed25519_pub: input.sender_ed25519_pub,
-    fee_ut: input.fee_ut,
-    fee_sig: input.fee_sig,
-    // re-encoded, so every node stores and serves the same text for the same bytes
-    nonce: toBase64(nonce),
-    ciphertext: toBase64(ciphertext),
-    sent_at: sentAt
-  }
+  // re-encoded, so every node stores and serves the same text for the same bytes
+  return canonicalEnvelope(input, fromBase64(input.nonce) as Buffer, fromBase64(input.ciphertext) as Buffer, sentAt)
 }
 
 export type PeerEnvelopeCheck = { ok: true, envelope: Envelope } | { ok: false, reason: string }
