@@ -8,21 +8,39 @@
  * handful of envelopes, and its syncs were the limit of POST /relay/broadcast (docs/relay.md).
  * Appending the same records is a few hundred bytes each; lmdb then takes them in large batches.
  *
- * Record: u32 LE payload length ‖ u32 LE crc32(payload) ‖ payload. A crash can tear only the last
- * group of the last segment, which was never acknowledged; replay stops at the first record
- * that is incomplete or fails its checksum.
+ * Record: u32 LE payload length ‖ u32 LE crc32(payload, seeded with the segment number) ‖
+ * payload. A crash can tear only groups that were never acknowledged; replay stops at the first
+ * record that is incomplete or fails its checksum.
+ *
+ * Released segments are recycled (renamed `spare-<n>.log`, reused as a later segment) rather
+ * than deleted: overwriting blocks a file already has needs no file-size or extent change, so a
+ * synced write is one data flush (half the latency of an append here, and a 10x shorter tail;
+ * docs/relay.md). The old records a recycled segment still holds were checksummed with another
+ * segment number, so replay never takes them for new ones.
  */
-import { closeSync, constants, fsyncSync, openSync, readdirSync, readFileSync, rmSync, writev } from 'node:fs'
+import { closeSync, constants, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writev } from 'node:fs'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 
 const HEADER_BYTES = 8
 const SEGMENT_NAME = /^journal-(\d{10})\.log$/
+const SPARE_NAME = /^spare-(\d{10})\.log$/
+/** Released segments kept for reuse; more are deleted. */
+const MAX_SPARES = 2
 /** A new segment starts once the current one holds this many bytes (and at least one record). */
 const SEGMENT_BYTES = 16 * 1024 * 1024
 
 function segmentName (n: number): string {
   return `journal-${String(n).padStart(10, '0')}.log`
+}
+
+function spareName (n: number): string {
+  return `spare-${String(n).padStart(10, '0')}.log`
+}
+
+function numbered (dir: string, pattern: RegExp): number[] {
+  return readdirSync(dir).map((name) => pattern.exec(name)).filter((m) => m !== null)
+    .map((m) => Number(m[1])).sort((a, b) => a - b)
 }
 
 /** A record's payload with room for its header in front: fill `payload`, then append `record`. */
@@ -60,6 +78,8 @@ export class Journal {
   private readonly inFlight: Group[] = []
   private scheduled = false
   private idle: Array<() => void> = []
+  /** released segments to reuse, by their former number (the number their old records were checksummed with) */
+  private readonly spares: number[]
   private closed = false
   /** a failed write may have left a partial group: nothing is acknowledged after it */
   private failed: Error | undefined
@@ -70,8 +90,8 @@ export class Journal {
    * the records durable elsewhere when it returns.
    */
   constructor (private readonly dir: string, replay: (payloads: Buffer[]) => void) {
-    const existing = readdirSync(dir).map((name) => SEGMENT_NAME.exec(name)).filter((m) => m !== null)
-      .map((m) => Number(m[1])).sort((a, b) => a - b)
+    const existing = numbered(dir, SEGMENT_NAME)
+    this.spares = numbered(dir, SPARE_NAME)
     const payloads: Buffer[] = []
     for (const n of existing) {
       const data = readFileSync(join(dir, segmentName(n)))
@@ -82,15 +102,16 @@ export class Journal {
         const end = at + HEADER_BYTES + length
         if (end > data.length) break
         const payload = data.subarray(at + HEADER_BYTES, end)
-        if (crc32(payload) !== data.readUInt32LE(at + 4)) break
+        if (crc32(payload, n) !== data.readUInt32LE(at + 4)) break
         payloads.push(payload)
         at = end
       }
     }
     if (payloads.length > 0) replay(payloads)
-    this.segment = (existing.at(-1) ?? 0) + 1
+    // numbers only grow, also past the spares: a reused file never gets the number its old records carry
+    this.segment = Math.max(existing.at(-1) ?? 0, this.spares.at(-1) ?? 0) + 1
     this.fd = this.createSegment()
-    for (const n of existing) rmSync(join(dir, segmentName(n)), { force: true })
+    for (const n of existing) this.recycle(n)
     this.segmentStarts.push({ segment: this.segment, firstSeq: 0 })
   }
 
@@ -101,9 +122,6 @@ export class Journal {
   async append (record: Buffer): Promise<number> {
     if (this.closed) throw new Error('the journal is closed')
     if (this.failed !== undefined) throw new Error('the journal failed to write; restart the node', { cause: this.failed })
-    const payload = record.subarray(HEADER_BYTES)
-    record.writeUInt32LE(payload.length, 0)
-    record.writeUInt32LE(crc32(payload), 4)
     const seq = this.nextSeq++
     this.queue.push(record)
     await new Promise<void>((resolve, reject) => {
@@ -126,7 +144,7 @@ export class Journal {
     if (this.inFlight.length === 0 && this.queue.length === 0 && this.segmentBytes > 0 && seq >= this.nextSeq) this.startSegment()
     while (this.segmentStarts.length > 1 && this.segmentStarts[1].firstSeq <= seq) {
       const done = this.segmentStarts.shift() as { segment: number }
-      rmSync(join(this.dir, segmentName(done.segment)), { force: true })
+      this.recycle(done.segment)
     }
   }
 
@@ -137,10 +155,16 @@ export class Journal {
     closeSync(this.fd)
   }
 
-  /** Creates segment `this.segment`; its directory entry is synced, so a synced record in it is found after a power loss. */
+  /**
+   * Creates segment `this.segment`, from a spare if there is one; its directory entry is synced,
+   * so a synced record in it is found after a power loss.
+   */
   private createSegment (): number {
+    const path = join(this.dir, segmentName(this.segment))
+    const spare = this.spares.shift()
+    if (spare !== undefined) renameSync(join(this.dir, spareName(spare)), path)
     // O_DSYNC: a write returns once its data (and the file size) is on disk: one trip to the thread pool per group
-    const fd = openSync(join(this.dir, segmentName(this.segment)), constants.O_WRONLY | constants.O_CREAT | constants.O_DSYNC, 0o644)
+    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_DSYNC, 0o644)
     const dirFd = openSync(this.dir, 'r')
     try {
       fsyncSync(dirFd)
@@ -148,6 +172,14 @@ export class Journal {
       closeSync(dirFd)
     }
     return fd
+  }
+
+  /** A released segment becomes a spare, or is deleted when there are enough. */
+  private recycle (segment: number): void {
+    const path = join(this.dir, segmentName(segment))
+    if (this.spares.length >= MAX_SPARES) return rmSync(path, { force: true })
+    renameSync(path, join(this.dir, spareName(segment)))
+    this.spares.push(segment)
   }
 
   private startSegment (): void {
@@ -176,7 +208,13 @@ export class Journal {
     this.queue = []
     this.waiters = []
     this.inFlight.push(group)
-    const bytes = records.reduce((n, b) => n + b.length, 0)
+    let bytes = 0
+    for (const record of records) {
+      const payload = record.subarray(HEADER_BYTES)
+      record.writeUInt32LE(payload.length, 0)
+      record.writeUInt32LE(crc32(payload, this.segment), 4)
+      bytes += record.length
+    }
     const at = this.segmentBytes
     this.segmentBytes += bytes
     writev(this.fd, records, at, (err, written) => {

@@ -338,6 +338,14 @@ describe('chain API on a public node', () => {
     assertError(await http(node.url, 'PUT', '/api/tx/some-id', { body: {} }), 405)
   })
 
+  test('HEAD on a GET route answers its headers without a body', async () => {
+    const get = await http(node.url, 'GET', '/api/netstats')
+    const head = await http(node.url, 'HEAD', '/api/netstats')
+    assert.equal(head.status, 200)
+    assert.equal(head.text, '')
+    assert.equal(head.headers.get('content-type'), get.headers.get('content-type'))
+  })
+
   test('a method the router does not know (PROPFIND, MKCOL) is answered with a JSON error', async () => {
     assertError(await http(node.url, 'PROPFIND', '/api/netstats'), 501)
     assertError(await http(node.url, 'MKCOL', '/api/netstats'), 501)

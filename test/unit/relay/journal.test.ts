@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Journal, journalRecord } from '../../../src/relay/journal.js'
 import { withTempDir } from './helpers.js'
@@ -51,7 +51,7 @@ describe('Journal', () => {
       await j2.close()
       const [name2] = segments(dir)
       const bytes = readFileSync(join(dir, name2))
-      bytes[bytes.length - 1] ^= 0xff // corrupt the last payload byte of 'five'
+      bytes[record('four').length + record('five').length - 1] ^= 0xff // corrupt the last payload byte of 'five' (a reused segment: older bytes follow)
       writeFileSync(join(dir, name2), bytes)
       assert.deepEqual(reopen(dir).replayed, ['four'])
     })
@@ -69,6 +69,35 @@ describe('Journal', () => {
       await journal.append(record('c'))
       await journal.close()
       assert.deepEqual(reopen(dir).replayed, ['c'])
+    })
+  })
+
+  test('released segments are reused as spares; the old records a reused segment still holds are never replayed', async () => {
+    await withTempDir(async (dir) => {
+      const { journal } = reopen(dir)
+      for (const t of ['a', 'b', 'c']) await journal.append(record(t))
+      journal.release(3) // segment 1 becomes a spare, still holding a, b and c
+      assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.log')).sort(), ['journal-0000000002.log', 'spare-0000000001.log'])
+      await journal.append(record('d'))
+      journal.release(4) // segment 3 is the old segment 1
+      assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.log')).sort(), ['journal-0000000003.log', 'spare-0000000002.log'])
+      await journal.append(record('e')) // overwrites 'a'; 'b' and 'c' follow it in the file
+      await journal.close()
+      assert.equal(readFileSync(join(dir, 'journal-0000000003.log')).length, 3 * record('a').length)
+      assert.deepEqual(reopen(dir).replayed, ['e'])
+    })
+  })
+
+  test('at most two spares are kept; numbering continues past them', async () => {
+    await withTempDir(async (dir) => {
+      for (let n = 1; n <= 5; n++) writeFileSync(join(dir, `journal-000000000${n}.log`), '')
+      const { journal } = reopen(dir)
+      await journal.close()
+      assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.log')).sort(),
+        ['journal-0000000006.log', 'spare-0000000001.log', 'spare-0000000002.log'])
+      rmSync(join(dir, 'journal-0000000006.log'))
+      reopen(dir) // no segment left: the new one is numbered after the spares, and takes the oldest
+      assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.log')).sort(), ['journal-0000000003.log', 'spare-0000000002.log'])
     })
   })
 })
