@@ -19,7 +19,9 @@
  *   not), latency from each scheduled send time; p50/p99/p99.9, answered/s, errors, dropped;
  * - node RSS (/proc/<pid>/status VmRSS) once up and after the phases;
  * - baseline: a minimal Koa app (one middleware answering a small JSON body) in a child process,
- *   GET by the same client at the same concurrencies; its capacity is the best rate too.
+ *   GET by the same client at the same concurrencies; its capacity is the best rate too. At each
+ *   concurrency the baseline run comes right before the broadcast run, so a pair shares the state
+ *   of the host (its speed here varies by 2x within minutes).
  *
  * Run alone: node dist/bench/relay.js [--quick]
  */
@@ -63,7 +65,7 @@ export const DEFAULT_RELAY_CONFIG: RelayBenchConfig = {
   ciphertextBytes: 200,
   broadcast: { concurrencies: [64, 128, 256], durationMs: 10_000 },
   inbox: { concurrency: 16, durationMs: 10_000, limit: 50 },
-  inboxOpenLoop: { rates: [250, 1000], durationMs: 10_000 },
+  inboxOpenLoop: { rates: [250, 500, 1000, 2000], durationMs: 10_000 },
   baseline: { concurrencies: [64, 128, 256], durationMs: 10_000 }
 }
 
@@ -262,13 +264,7 @@ function broadcastBodies (mailboxes: readonly string[], ciphertextBytes: number)
   }
 }
 
-/** Runs `phase` at each concurrency; the best rate is the capacity. */
-async function sweep (concurrencies: number[], phase: (c: number) => Promise<PhaseResult>): Promise<{ best: PhaseResult, points: PhaseResult[] }> {
-  const points: PhaseResult[] = []
-  for (const c of concurrencies) points.push(await phase(c))
-  const best = points.reduce((a, b) => (b.okPerSec > a.okPerSec ? b : a))
-  return { best, points }
-}
+const best = (points: PhaseResult[]): PhaseResult => points.reduce((a, b) => (b.okPerSec > a.okPerSec ? b : a))
 
 // ---------------------------------------------------------------------------------------
 // closed-loop load generator
@@ -404,7 +400,8 @@ app.use((ctx) => { ctx.body = { ok: true, name: 'kith', version: '0.0.0' } })
 app.listen(Number(process.env.PORT), '127.0.0.1')
 `
 
-async function runBaseline (cfg: RelayBenchConfig, log: (line: string) => void): Promise<{ best: PhaseResult, points: PhaseResult[] }> {
+/** The bare Koa app in its own process, warmed up; idle until measured. */
+async function startBaseline (cfg: RelayBenchConfig): Promise<{ port: number, pid: number, child: ChildProcess }> {
   const port = await freePort()
   let out = ''
   const child = spawn(nodeBinary(), ['-e', KOA_APP], {
@@ -415,19 +412,16 @@ async function runBaseline (cfg: RelayBenchConfig, log: (line: string) => void):
   child.stderr?.on('data', (d: Buffer) => { out += d.toString() })
   try {
     await waitForHttp(child, port, '/', () => out)
-    // a short warm-up so the JIT is not measured
     const pid = child.pid as number
-    const next = (): { method: string, path: string } => ({ method: 'GET', path: '/' })
-    await closedLoop({ port, pid, concurrency: cfg.baseline.concurrencies[0], durationMs: 1000, next })
-    return await sweep(cfg.baseline.concurrencies, async (concurrency) => {
-      const r = await closedLoop({ port, pid, concurrency, durationMs: cfg.baseline.durationMs, next })
-      log(`relay: bare Koa C=${concurrency}: ${Math.round(r.okPerSec)} req/s`)
-      return r
-    })
-  } finally {
+    await closedLoop({ port, pid, concurrency: cfg.baseline.concurrencies[0], durationMs: 1000, next: baselineReq })
+    return { port, pid, child }
+  } catch (err) {
     await stopChild(child)
+    throw err
   }
 }
+
+const baselineReq = (): { method: string, path: string } => ({ method: 'GET', path: '/' })
 
 // ---------------------------------------------------------------------------------------
 // the benchmark
@@ -442,6 +436,7 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
   const nodeBin = nodeBinary()
   const env = { ...process.env, PATH: `${path.join(REPO_ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}` }
   let child: ChildProcess | undefined
+  let bare: { port: number, pid: number, child: ChildProcess } | undefined
   try {
     try {
       await execFileP(nodeBin, [bin, 'init', '--home', home], { env, maxBuffer: 1 << 20, timeout: STARTUP_TIMEOUT_MS })
@@ -500,22 +495,35 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
       inboxOpenLoop.push(r)
     }
 
+    // Broadcast and bare Koa alternate, concurrency by concurrency, so that each pair sees the
+    // same state of a shared (noisy) host; the idle process of the pair costs nothing.
     const broadcastReq = (): { method: string, path: string, body: Buffer } => ({ method: 'POST', path: '/relay/broadcast', body: nextBody() })
     await closedLoop({ port, pid, concurrency: cfg.broadcast.concurrencies[0], durationMs: 1000, next: broadcastReq })
-    const broadcast = await sweep(cfg.broadcast.concurrencies, async (concurrency) => {
-      log(`relay: broadcast, C=${concurrency}, ${cfg.broadcast.durationMs / 1000} s...`)
-      const r = await closedLoop({ port, pid, concurrency, durationMs: cfg.broadcast.durationMs, next: broadcastReq })
-      log(`relay: broadcast C=${concurrency}: ${Math.round(r.okPerSec)} accepted/s, p50 ${r.latencyMs.p50.toFixed(1)} ms, p99 ${r.latencyMs.p99.toFixed(1)} ms`)
-      return r
-    })
+    bare = await startBaseline(cfg)
+    const broadcastSweep: PhaseResult[] = []
+    const baselineSweep: PhaseResult[] = []
+    const concurrencies = [...new Set([...cfg.baseline.concurrencies, ...cfg.broadcast.concurrencies])].sort((a, b) => a - b)
+    for (const concurrency of concurrencies) {
+      if (cfg.baseline.concurrencies.includes(concurrency)) {
+        log(`relay: bare Koa, C=${concurrency}, ${cfg.baseline.durationMs / 1000} s...`)
+        const r = await closedLoop({ port: bare.port, pid: bare.pid, concurrency, durationMs: cfg.baseline.durationMs, next: baselineReq })
+        log(`relay: bare Koa C=${concurrency}: ${Math.round(r.okPerSec)} req/s`)
+        baselineSweep.push(r)
+      }
+      if (cfg.broadcast.concurrencies.includes(concurrency)) {
+        log(`relay: broadcast, C=${concurrency}, ${cfg.broadcast.durationMs / 1000} s...`)
+        const r = await closedLoop({ port, pid, concurrency, durationMs: cfg.broadcast.durationMs, next: broadcastReq })
+        log(`relay: broadcast C=${concurrency}: ${Math.round(r.okPerSec)} accepted/s, p50 ${r.latencyMs.p50.toFixed(1)} ms, p99 ${r.latencyMs.p99.toFixed(1)} ms`)
+        broadcastSweep.push(r)
+      }
+    }
+    const broadcast = { best: best(broadcastSweep), points: broadcastSweep }
+    const baseline = { best: best(baselineSweep), points: baselineSweep }
 
     const rssAfterPhases = rssBytes(pid)
     stopping = true
     await stopChild(child)
     child = undefined
-
-    log(`relay: bare Koa baseline, C=${cfg.baseline.concurrencies.join('/')}, ${cfg.baseline.durationMs / 1000} s each...`)
-    const baseline = await runBaseline(cfg, log)
 
     return {
       config: cfg,
@@ -536,6 +544,7 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
     }
   } finally {
     if (child !== undefined) await stopChild(child)
+    if (bare !== undefined) await stopChild(bare.child)
     rmSync(home, { recursive: true, force: true })
   }
 }
@@ -585,7 +594,8 @@ export function formatRelayBench (r: RelayBenchResult): string {
       `(goal < 10 ms: ${r.inbox.latencyMs.p99 < 10 ? 'met' : 'not met'}); open loop ${r.inboxOpenLoop.map((o) => `**${fmt(o.latencyMs.p99, 2)} ms** at ${fmt(o.offeredPerSec)}/s`).join(', ')}; ` +
       `an inbox page held ${fmt(r.inbox.meanItems, 1)} items on average;`,
     '- closed loop: each client sends its next request when the previous one is answered, over keep-alive connections on loopback; ' +
-      'a 1 s warm-up precedes each phase and is not counted. Inbox runs before broadcast, so it reads exactly the pre-loaded set;',
+      'a 1 s warm-up precedes each phase and is not counted. Inbox runs before broadcast, so it reads exactly the pre-loaded set; ' +
+      'bare Koa and broadcast alternate, one concurrency at a time (bare first), both servers up;',
     '- each broadcast has a fresh nonce (its own id), a random one of 1,000 senders and a random loaded mailbox as recipient (no mailbox or sender cap is hit); ' +
       'the node runs with SVC_RATE_LIMIT_RPS=0 and SVC_RELAY_SENDER_RPS=0, fsync on (the node default);',
     '- server cores = CPU seconds / wall seconds of the server process, all threads (/proc/<pid>/stat); client cores = this process;',
