@@ -1,12 +1,19 @@
 /**
  * The mailbox's write-ahead journal: what makes an accepted envelope durable before it reaches
  * lmdb. Records are appended to segment files (`journal-<n>.log` beside the lmdb files) and
- * synced in groups: every append issued while one group is being written and fdatasync'd goes
- * into the next group, so one sync covers many uploads (group commit).
+ * synced in groups: the appends of one event-loop turn are written together on an O_DSYNC file in
+ * the loop's check phase, so one sync covers many uploads (group commit).
  *
  * Why: an lmdb commit synced per event-loop turn rewrites whole 4 KiB pages up the B-tree for a
  * handful of envelopes, and its syncs were the limit of POST /relay/broadcast (docs/relay.md).
  * Appending the same records is a few hundred bytes each; lmdb then takes them in large batches.
+ *
+ * A small group is written by the thread pool, so the loop never waits for the disk when it is
+ * not busy. A group of SYNC_GROUP_RECORDS or more (the node is busy) is written synchronously:
+ * handing a group to the thread pool and its answer back costs more CPU than the write itself on
+ * these VMs (cross-thread wake-ups: about 25 µs per envelope in all at 13 envelopes a group,
+ * docs/relay.md), while the write of a reused segment takes 0.1-0.3 ms (p99 a few ms, when
+ * lmdb is flushing). One write at a time: the next group waits, so groups are answered in order.
  *
  * Record: u32 LE payload length ‖ u32 LE crc32(payload, seeded with the segment number) ‖
  * payload. A crash can tear only groups that were never acknowledged; replay stops at the first
@@ -18,7 +25,7 @@
  * docs/relay.md). The old records a recycled segment still holds were checksummed with another
  * segment number, so replay never takes them for new ones.
  */
-import { closeSync, constants, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writev } from 'node:fs'
+import { closeSync, constants, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writev, writevSync } from 'node:fs'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 
@@ -27,6 +34,8 @@ const SEGMENT_NAME = /^journal-(\d{10})\.log$/
 const SPARE_NAME = /^spare-(\d{10})\.log$/
 /** Released segments kept for reuse; more are deleted. */
 const MAX_SPARES = 2
+/** Groups this large are written synchronously (see above). */
+const SYNC_GROUP_RECORDS = 8
 /** A new segment starts once the current one holds this many bytes (and at least one record). */
 const SEGMENT_BYTES = 16 * 1024 * 1024
 
@@ -49,19 +58,9 @@ export function journalRecord (payloadBytes: number): { record: Buffer, payload:
   return { record, payload: record.subarray(HEADER_BYTES) }
 }
 
-/** Groups being written at once: one would leave the disk idle while its answer travels back to the event loop. */
-const MAX_GROUPS_IN_FLIGHT = 4
-
 interface Waiter {
   resolve: () => void
   reject: (err: unknown) => void
-}
-
-interface Group {
-  waiters: Waiter[]
-  /** written and synced */
-  done: boolean
-  error?: Error
 }
 
 export class Journal {
@@ -74,19 +73,19 @@ export class Journal {
   private nextSeq = 0
   private queue: Buffer[] = []
   private waiters: Waiter[] = []
-  /** groups being written, oldest first */
-  private readonly inFlight: Group[] = []
   private scheduled = false
+  /** a group is being written by the thread pool */
+  private writing = false
   private idle: Array<() => void> = []
   /** released segments to reuse, by their former number (the number their old records were checksummed with) */
   private readonly spares: number[]
   private closed = false
-  /** a failed write may have left a partial group: nothing is acknowledged after it */
+  /** a failed write may have left a partial group: nothing is written or acknowledged after it */
   private failed: Error | undefined
 
   /**
    * Opens the journal in `dir`: hands the intact records of the existing segments to `replay`
-   * (oldest first), then removes those segments and starts a new one. `replay` must have made
+   * (oldest first), then recycles those segments and starts a new one. `replay` must have made
    * the records durable elsewhere when it returns.
    */
   constructor (private readonly dir: string, replay: (payloads: Buffer[]) => void) {
@@ -129,29 +128,30 @@ export class Journal {
       if (!this.scheduled) {
         this.scheduled = true
         // after this turn's I/O callbacks: every upload parsed in this turn joins the group
-        setImmediate(() => { this.scheduled = false; this.writeGroups() })
+        setImmediate(() => { this.scheduled = false; this.writeGroup() })
       }
     })
     return seq
   }
 
   /**
-   * Removes the segments all of whose records are below `seq` (their effects are durable
-   * elsewhere). When the current segment holds only such records and nothing is being written,
-   * a new segment is started first, so the current one goes too.
+   * Recycles the segments all of whose records are below `seq` (their effects are durable
+   * elsewhere). When the current segment holds only such records and nothing is queued, a new
+   * segment is started first, so the current one goes too.
    */
   release (seq: number): void {
-    if (this.inFlight.length === 0 && this.queue.length === 0 && this.segmentBytes > 0 && seq >= this.nextSeq) this.startSegment()
+    if (!this.writing && this.queue.length === 0 && this.segmentBytes > 0 && seq >= this.nextSeq) this.startSegment()
     while (this.segmentStarts.length > 1 && this.segmentStarts[1].firstSeq <= seq) {
       const done = this.segmentStarts.shift() as { segment: number }
       this.recycle(done.segment)
     }
   }
 
-  /** Waits for the groups being written, then closes the segment file. Segments stay for replay. */
+  /** Writes what is queued, then closes the segment file. Segments stay for replay. */
   async close (): Promise<void> {
     this.closed = true
-    if (this.inFlight.length > 0 || this.queue.length > 0) await new Promise<void>((resolve) => this.idle.push(resolve))
+    if (this.writing) await new Promise<void>((resolve) => this.idle.push(resolve))
+    this.writeGroup()
     closeSync(this.fd)
   }
 
@@ -163,7 +163,7 @@ export class Journal {
     const path = join(this.dir, segmentName(this.segment))
     const spare = this.spares.shift()
     if (spare !== undefined) renameSync(join(this.dir, spareName(spare)), path)
-    // O_DSYNC: a write returns once its data (and the file size) is on disk: one trip to the thread pool per group
+    // O_DSYNC: a write returns once its data (and the file size, when it grows) is on disk
     const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_DSYNC, 0o644)
     const dirFd = openSync(this.dir, 'r')
     try {
@@ -182,64 +182,60 @@ export class Journal {
     this.spares.push(segment)
   }
 
-  private startSegment (): void {
+  /** Closes the current segment and starts the next; its first record is the oldest of the last `unwritten` appended. */
+  private startSegment (unwritten = 0): void {
     closeSync(this.fd)
     this.segment++
     this.fd = this.createSegment()
     this.segmentBytes = 0
-    this.segmentStarts.push({ segment: this.segment, firstSeq: this.nextSeq - this.queue.length })
+    this.segmentStarts.push({ segment: this.segment, firstSeq: this.nextSeq - this.queue.length - unwritten })
   }
 
-  /** Starts writing the queued records as one group, if fewer than MAX_GROUPS_IN_FLIGHT are being written. */
-  private writeGroups (): void {
-    if (this.queue.length === 0 || this.inFlight.length >= MAX_GROUPS_IN_FLIGHT) return
-    if (this.failed !== undefined) {
-      for (const w of this.waiters.splice(0)) w.reject(this.failed)
-      this.queue = []
-      return this.settleIdle()
-    }
-    // a full segment is closed once the groups in it are written: each group lies whole in one file
-    if (this.segmentBytes >= SEGMENT_BYTES) {
-      if (this.inFlight.length > 0) return
-      this.startSegment()
-    }
+  /** Writes the queued records as one group at the end of the segment and answers their appends. */
+  private writeGroup (): void {
+    if (this.writing || this.queue.length === 0) return
     const records = this.queue
-    const group: Group = { waiters: this.waiters, done: false }
+    const waiters = this.waiters
     this.queue = []
     this.waiters = []
-    this.inFlight.push(group)
-    let bytes = 0
-    for (const record of records) {
-      const payload = record.subarray(HEADER_BYTES)
-      record.writeUInt32LE(payload.length, 0)
-      record.writeUInt32LE(crc32(payload, this.segment), 4)
-      bytes += record.length
-    }
-    const at = this.segmentBytes
-    this.segmentBytes += bytes
-    writev(this.fd, records, at, (err, written) => {
-      group.done = true
-      if (err !== null) group.error = err
-      else if (written !== bytes) group.error = new Error(`journal: wrote ${written} of ${bytes} bytes`)
-      this.acknowledge()
-      this.writeGroups()
-    })
-  }
-
-  /** Answers the finished groups at the head, in order: a group is acknowledged only after every earlier one. */
-  private acknowledge (): void {
-    while (this.inFlight.length > 0 && this.inFlight[0].done) {
-      const group = this.inFlight.shift() as Group
-      if (group.error !== undefined) this.failed ??= group.error
-      for (const w of group.waiters) {
+    const answer = (): void => {
+      for (const w of waiters) {
         if (this.failed === undefined) w.resolve()
         else w.reject(this.failed)
       }
     }
-    this.settleIdle()
-  }
-
-  private settleIdle (): void {
-    if (this.inFlight.length === 0 && this.queue.length === 0) for (const resolve of this.idle.splice(0)) resolve()
+    if (this.failed !== undefined) return answer()
+    let bytes = 0
+    try {
+      // a full segment is closed before the group: each group lies whole in one file
+      if (this.segmentBytes >= SEGMENT_BYTES) this.startSegment(records.length)
+      for (const record of records) {
+        const payload = record.subarray(HEADER_BYTES)
+        record.writeUInt32LE(payload.length, 0)
+        record.writeUInt32LE(crc32(payload, this.segment), 4)
+        bytes += record.length
+      }
+      // positional: a reused segment holds older bytes past the end of what was written
+      const at = this.segmentBytes
+      this.segmentBytes += bytes
+      if (records.length >= SYNC_GROUP_RECORDS) {
+        const written = writevSync(this.fd, records, at)
+        if (written !== bytes) throw new Error(`journal: wrote ${written} of ${bytes} bytes`)
+        return answer()
+      }
+      this.writing = true
+      writev(this.fd, records, at, (err, written) => {
+        this.writing = false
+        if (err !== null) this.failed ??= err
+        else if (written !== bytes) this.failed ??= new Error(`journal: wrote ${written} of ${bytes} bytes`)
+        answer()
+        for (const resolve of this.idle.splice(0)) resolve()
+        if (!this.closed) this.writeGroup()
+      })
+    } catch (err) {
+      this.writing = false
+      this.failed ??= err as Error
+      answer()
+    }
   }
 }

@@ -36,6 +36,21 @@ describe('Journal', () => {
     })
   })
 
+  test('large groups (written synchronously) and small ones (thread pool) are answered and replayed in append order', async () => {
+    await withTempDir(async (dir) => {
+      const { journal } = reopen(dir)
+      const first = journal.append(record('solo')) // a group of one: thread pool
+      await new Promise((resolve) => setImmediate(resolve)) // its write is under way
+      const many = Array.from({ length: 20 }, (_, i) => `m${i}`) // a group of 20 waits for it, then is written synchronously
+      const order: string[] = []
+      const all = [first.then(() => order.push('solo')), ...many.map(async (t) => { await journal.append(record(t)); order.push(t) })]
+      await Promise.all(all)
+      assert.deepEqual(order, ['solo', ...many])
+      await journal.close()
+      assert.deepEqual(reopen(dir).replayed, ['solo', ...many])
+    })
+  })
+
   test('a torn last record and a record with a bad checksum end the replay; what precedes them is kept', async () => {
     await withTempDir(async (dir) => {
       const { journal } = reopen(dir)
