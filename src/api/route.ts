@@ -51,3 +51,15 @@ export function route<P extends z.ZodType | undefined = undefined, Q extends z.Z
 export function koaPath (openApiPath: string): string {
   return openApiPath.replace(/\{([^}]+)\}/g, ':$1')
 }
+
+/**
+ * Answers 200 with JSON text known to be ASCII, written as it is. For a string body Koa measures
+ * the UTF-8 length by scanning it and node transcodes it on write: ~25 µs of a 32 KB inbox page.
+ * Koa's own response handling is skipped for this answer (`ctx.respond = false`); errors thrown
+ * before it are mapped as usual.
+ */
+export function sendAsciiJson (ctx: Context, text: string): void {
+  ctx.respond = false
+  ctx.res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': text.length })
+  ctx.res.end(text, 'latin1')
+}

@@ -97,13 +97,14 @@ export function createApi (opts: ApiOptions): ApiServer {
   }
 }
 
-function routeHandler (r: AnyRoute, access: AccessOptions): (ctx: Context) => Promise<void> {
+/** The Koa handler of one declared route: access check, parameter and query validation, the handler, its result as the body. */
+export function routeHandler (r: AnyRoute, access: AccessOptions): (ctx: Context) => Promise<void> {
   return async (ctx) => {
     if (r.write === true) requireBearer(ctx, access)
     const params = r.params !== undefined ? parseOrThrow(r.params, ctx.params) : undefined
     const query = r.query !== undefined ? parseOrThrow(r.query, Object.fromEntries(new URLSearchParams(ctx.querystring))) : undefined
     const result = await r.handler({ params, query, body: ctx.request.body, ctx })
-    if (ctx.body === undefined || ctx.body === null) ctx.body = result
+    if (ctx.respond !== false && (ctx.body === undefined || ctx.body === null)) ctx.body = result
   }
 }
 

@@ -6,7 +6,7 @@ import {
   type RelayService
 } from '../../relay/index.js'
 import { RateLimiter } from '../middleware.js'
-import { route, type AnyRoute } from '../route.js'
+import { route, sendAsciiJson, type AnyRoute } from '../route.js'
 import { ErrorSchema } from '../schemas.js'
 
 export interface RelayRouteOptions {
@@ -119,8 +119,7 @@ export function relayRoutes (service: RelayService, opts: RelayRouteOptions): An
       responses: { 200: { description: 'a page of the inbox', schema: InboxResponseSchema }, ...readErrors },
       handler: ({ query, ctx }) => {
         // the stored items are already the served JSON: concatenated, not re-encoded
-        ctx.type = 'application/json'
-        ctx.body = service.inboxBody(query.pub, { since: query.since, after: query.after, limit: query.limit }, ownerFields(query))
+        sendAsciiJson(ctx, service.inboxBody(query.pub, { since: query.since, after: query.after, limit: query.limit }, ownerFields(query)))
       }
     }),
     route({

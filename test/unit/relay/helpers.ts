@@ -10,11 +10,11 @@ import { pino, type Logger } from 'pino'
 import sodium from 'sodium-native'
 import { errorMiddleware } from '../../../src/api/errors.js'
 import { jsonBody } from '../../../src/api/middleware.js'
-import { koaPath, type AnyRoute } from '../../../src/api/route.js'
+import { koaPath } from '../../../src/api/route.js'
 import { relayRoutes, type RelayRouteOptions } from '../../../src/api/routes/relay.js'
+import { routeHandler } from '../../../src/api/server.js'
 import { generateKeyPair, sign, toBase64, toHex, type KeyPair } from '../../../src/crypto/index.js'
 import { RelayService, generateSealKey, type IdentityResolver, type RelayServiceOptions } from '../../../src/relay/index.js'
-import { parseOrThrow } from '../../../src/validation.js'
 
 export const silent: Logger = pino({ level: 'silent' })
 
@@ -127,7 +127,7 @@ export async function startApp (service: RelayService, opts: RelayRouteOptions =
   app.use(errorMiddleware(silent))
   app.use(jsonBody(maxBodyBytes))
   const router = new Router()
-  for (const r of relayRoutes(service, opts)) mount(router, r)
+  for (const r of relayRoutes(service, opts)) router[r.method](koaPath(r.path), routeHandler(r, { token: undefined, private: false }))
   app.use(router.routes())
   app.use(router.allowedMethods())
   const server = createServer(app.callback())
@@ -141,15 +141,6 @@ export async function startApp (service: RelayService, opts: RelayRouteOptions =
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
   }
-}
-
-function mount (router: Router, r: AnyRoute): void {
-  router[r.method](koaPath(r.path), async (ctx) => {
-    const params = r.params !== undefined ? parseOrThrow(r.params, ctx.params) : undefined
-    const query = r.query !== undefined ? parseOrThrow(r.query, Object.fromEntries(new URLSearchParams(ctx.querystring))) : undefined
-    const result = await r.handler({ params, query, body: ctx.request.body, ctx })
-    if (ctx.body === undefined || ctx.body === null) ctx.body = result
-  })
 }
 
 export async function call (url: string, method: string, body?: unknown): Promise<{ status: number, body: Record<string, unknown>, headers: Headers }> {

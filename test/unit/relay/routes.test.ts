@@ -39,6 +39,12 @@ describe('relay routes', () => {
 
       const page = await call(`${url}/relay/inbox?pub=${bob.pub}&limit=2`, 'GET')
       assert.equal(page.status, 200)
+      // written as it is (not through Koa's body handling): the headers must still be right
+      assert.equal(page.headers.get('content-type'), 'application/json; charset=utf-8')
+      assert.equal(Number(page.headers.get('content-length')), Buffer.byteLength(JSON.stringify(page.body)))
+      const head = await fetch(`${url}/relay/inbox?pub=${bob.pub}&limit=2`, { method: 'HEAD' })
+      assert.equal(head.status, 200)
+      assert.equal(await head.text(), '')
       assert.equal(page.body.pub, bob.pub)
       assert.equal(page.body.count, 2)
       assert.equal(page.body.has_more, true)
