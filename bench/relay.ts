@@ -591,6 +591,9 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
 // ---------------------------------------------------------------------------------------
 // formatting
 
+/** Server CPU (all threads) per answered request, µs. */
+const perRequestUs = (p: PhaseResult): number => p.serverCores / p.okPerSec * 1e6
+
 /** Runs grouped by concurrency, in the order first seen: the best run of each and all of them. */
 function bestPerConcurrency (points: PhaseResult[]): Array<{ best: PhaseResult, all: PhaseResult[] }> {
   const groups = new Map<number, PhaseResult[]>()
@@ -639,6 +642,8 @@ export function formatRelayBench (r: RelayBenchResult): string {
       `${Object.keys(o.errors).length === 0 ? '0' : Object.entries(o.errors).map(([k, v]) => `${v}×${k}`).join(', ')} | ${fmt(o.dropped)} |`),
     '',
     `- best broadcast / best bare Koa = **${(r.broadcastRatio * 100).toFixed(1)}%** (goal ≥ 60%: ${r.broadcastRatio >= 0.6 ? 'met' : 'not met'}); ` +
+      `server CPU per request in those runs (all threads): broadcast ${fmt(perRequestUs(r.broadcast))} µs, bare Koa ${fmt(perRequestUs(r.baseline))} µs ` +
+      `(the bare runs are bound by the client, at ~1 core); ` +
       `inbox p99 = **${fmt(r.inbox.latencyMs.p99, 2)} ms** closed loop at C=${c.inbox.concurrency}, where most of it is queueing behind ${c.inbox.concurrency - 1} other requests on one event loop ` +
       `(goal < 10 ms: ${r.inbox.latencyMs.p99 < 10 ? 'met' : 'not met'}); open loop ${r.inboxOpenLoop.map((o) => `**${fmt(o.latencyMs.p99, 2)} ms** at ${fmt(o.offeredPerSec)}/s`).join(', ')}; ` +
       `an inbox page held ${fmt(r.inbox.meanItems, 1)} items on average;`,
