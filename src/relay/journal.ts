@@ -12,8 +12,8 @@
  * not busy. A group of SYNC_GROUP_RECORDS or more (the node is busy) is written synchronously:
  * handing a group to the thread pool and its answer back costs more CPU than the write itself on
  * these VMs (cross-thread wake-ups: about 25 µs per envelope in all at 13 envelopes a group,
- * docs/relay.md), while the write of a reused segment takes 0.1-0.3 ms (p99 a few ms, when
- * lmdb is flushing). One write at a time: the next group waits, so groups are answered in order.
+ * docs/relay.md), while the write of a reused segment takes 0.1-0.4 ms (p99 3-7 ms, when lmdb
+ * is flushing). One write at a time: the next group waits, so groups are answered in order.
  *
  * Record: u32 LE payload length ‖ u32 LE crc32(payload, seeded with the segment number) ‖
  * payload. A crash can tear only groups that were never acknowledged; replay stops at the first
@@ -151,7 +151,7 @@ export class Journal {
   async close (): Promise<void> {
     this.closed = true
     if (this.writing) await new Promise<void>((resolve) => this.idle.push(resolve))
-    this.writeGroup()
+    this.writeGroup(true)
     closeSync(this.fd)
   }
 
@@ -191,8 +191,11 @@ export class Journal {
     this.segmentStarts.push({ segment: this.segment, firstSeq: this.nextSeq - this.queue.length - unwritten })
   }
 
-  /** Writes the queued records as one group at the end of the segment and answers their appends. */
-  private writeGroup (): void {
+  /**
+   * Writes the queued records as one group at the end of the segment and answers their appends;
+   * synchronously when `sync` or when the group is large.
+   */
+  private writeGroup (sync = false): void {
     if (this.writing || this.queue.length === 0) return
     const records = this.queue
     const waiters = this.waiters
@@ -218,7 +221,7 @@ export class Journal {
       // positional: a reused segment holds older bytes past the end of what was written
       const at = this.segmentBytes
       this.segmentBytes += bytes
-      if (records.length >= SYNC_GROUP_RECORDS) {
+      if (sync || records.length >= SYNC_GROUP_RECORDS) {
         const written = writevSync(this.fd, records, at)
         if (written !== bytes) throw new Error(`journal: wrote ${written} of ${bytes} bytes`)
         return answer()

@@ -51,6 +51,23 @@ describe('Journal', () => {
     })
   })
 
+  test('close writes what is still queued and waits for a write under way', async () => {
+    await withTempDir(async (dir) => {
+      const { journal } = reopen(dir)
+      const first = journal.append(record('one')) // written by the thread pool on the next check phase
+      await new Promise((resolve) => setImmediate(resolve))
+      const second = journal.append(record('two')) // queued behind it
+      let secondAnswered = false
+      void second.then(() => { secondAnswered = true })
+      await journal.close()
+      // microtasks only: an answer that still needed the thread pool could not arrive in them
+      for (let i = 0; i < 10; i++) await Promise.resolve()
+      assert.equal(secondAnswered, true, 'answered when close returns: nothing is still being written when the file is closed')
+      assert.deepEqual(await Promise.all([first, second]), [0, 1])
+      assert.deepEqual(reopen(dir).replayed, ['one', 'two'])
+    })
+  })
+
   test('a torn last record and a record with a bad checksum end the replay; what precedes them is kept', async () => {
     await withTempDir(async (dir) => {
       const { journal } = reopen(dir)
