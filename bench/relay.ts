@@ -19,8 +19,10 @@
  *   not), latency from each scheduled send time; p50/p99/p99.9, answered/s, errors, dropped;
  * - node RSS (/proc/<pid>/status VmRSS) once up and after the phases;
  * - baseline: a minimal Koa app (one middleware answering a small JSON body) in a child process,
- *   GET by the same client at the same concurrencies; its capacity is the best rate too. At each
- *   concurrency the baseline run comes right before the broadcast run, so a pair shares the state
+ *   by the same client at the same concurrencies, twice: GET (no body) and POST with the same
+ *   bodies broadcast sends (left unread by the app; node discards them), the like-for-like
+ *   request. Its capacity is the best rate too. At each
+ *   concurrency the baseline runs come right before the broadcast run, so they share the state
  *   of the host (its speed here varies by 2x within minutes), and the whole sweep is repeated
  *   `rounds` times: the best runs estimate what each can do when the host is not in the way.
  *
@@ -148,6 +150,9 @@ export interface RelayBenchResult {
   nodeRss: { afterStart: number, afterPhases: number }
   baseline: PhaseResult
   baselineSweep: PhaseResult[]
+  /** the bare app answering POSTs of the broadcast bodies */
+  baselinePost: PhaseResult
+  baselinePostSweep: PhaseResult[]
   /** best broadcast accepted/s / best bare Koa req/s */
   broadcastRatio: number
   loadavg: [number, number]
@@ -539,6 +544,8 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
     bare = await startBaseline(cfg)
     const broadcastSweep: PhaseResult[] = []
     const baselineSweep: PhaseResult[] = []
+    const baselinePostSweep: PhaseResult[] = []
+    const baselinePostReq = (): { method: string, path: string, body: Buffer } => ({ method: 'POST', path: '/', body: nextBody() })
     const concurrencies = [...new Set([...cfg.baseline.concurrencies, ...cfg.broadcast.concurrencies])].sort((a, b) => a - b)
     for (let round = 1; round <= cfg.rounds; round++) {
       for (const concurrency of concurrencies) {
@@ -547,6 +554,9 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
           const r = await closedLoop({ port: bare.port, pid: bare.pid, concurrency, durationMs: cfg.baseline.durationMs, next: baselineReq })
           log(`relay: bare Koa C=${concurrency}: ${Math.round(r.okPerSec)} req/s`)
           baselineSweep.push(r)
+          const post = await closedLoop({ port: bare.port, pid: bare.pid, concurrency, durationMs: cfg.baseline.durationMs, next: baselinePostReq })
+          log(`relay: bare Koa POST C=${concurrency}: ${Math.round(post.okPerSec)} req/s`)
+          baselinePostSweep.push(post)
         }
         if (cfg.broadcast.concurrencies.includes(concurrency)) {
           log(`relay: round ${round}/${cfg.rounds}: broadcast, C=${concurrency}, ${cfg.broadcast.durationMs / 1000} s...`)
@@ -558,6 +568,7 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
     }
     const broadcast = { best: best(broadcastSweep), points: broadcastSweep }
     const baseline = { best: best(baselineSweep), points: baselineSweep }
+    const baselinePost = { best: best(baselinePostSweep), points: baselinePostSweep }
 
     const rssAfterPhases = rssBytes(pid)
     stopping = true
@@ -576,6 +587,8 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
       nodeRss: { afterStart: rssAfterStart, afterPhases: rssAfterPhases },
       baseline: baseline.best,
       baselineSweep: baseline.points,
+      baselinePost: baselinePost.best,
+      baselinePostSweep: baselinePost.points,
       broadcastRatio: broadcast.best.okPerSec / baseline.best.okPerSec,
       loadavg: [load0, os.loadavg()[0]],
       nodeWarnLines: warn,
@@ -590,6 +603,17 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
 
 // ---------------------------------------------------------------------------------------
 // formatting
+
+/** broadcast / bare rate of each run pair measured back to back (same round and concurrency; the sweeps push in that order). */
+const pairRatios = (broadcast: PhaseResult[], bare: PhaseResult[]): number[] =>
+  broadcast.map((b, i) => bare[i]?.concurrency === b.concurrency ? b.okPerSec / bare[i].okPerSec : NaN).filter((x) => Number.isFinite(x))
+
+const median = (xs: number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted.length === 0 ? NaN : sorted.length % 2 === 1 ? sorted[sorted.length >> 1] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
+}
+
+const pct = (x: number): string => `${(x * 100).toFixed(1)}%`
 
 /** Server CPU (all threads) per answered request, µs. */
 const perRequestUs = (p: PhaseResult): number => p.serverCores / p.okPerSec * 1e6
@@ -631,6 +655,7 @@ export function formatRelayBench (r: RelayBenchResult): string {
     ...bestPerConcurrency(r.broadcastSweep).map(({ best: p, all }) => row(`POST /relay/broadcast (accepted)${p === r.broadcast ? ', best' : ''}`, p, rounds(all))),
     row(`GET /relay/inbox?limit=${c.inbox.limit} (random loaded mailbox)`, r.inbox),
     ...bestPerConcurrency(r.baselineSweep).map(({ best: p, all }) => row(`bare Koa GET, one middleware, small JSON${p === r.baseline ? ', best' : ''}`, p, rounds(all))),
+    ...bestPerConcurrency(r.baselinePostSweep).map(({ best: p, all }) => row(`bare Koa POST of the broadcast bodies (unread), same app${p === r.baselinePost ? ', best' : ''}`, p, rounds(all))),
     '',
     '**Inbox latency at a fixed offered load** (open loop: one request every 1/rate s whether or not earlier ones were answered; ' +
       'latency from the scheduled send time; random loaded mailbox, limit ' + String(c.inbox.limit) + '):',
@@ -644,6 +669,11 @@ export function formatRelayBench (r: RelayBenchResult): string {
     `- best broadcast / best bare Koa = **${(r.broadcastRatio * 100).toFixed(1)}%** (goal ≥ 60%: ${r.broadcastRatio >= 0.6 ? 'met' : 'not met'}); ` +
       `server CPU per request in those runs (all threads): broadcast ${fmt(perRequestUs(r.broadcast))} µs, bare Koa ${fmt(perRequestUs(r.baseline))} µs ` +
       `(the bare runs are bound by the client, at ~1 core); ` +
+      `median of the back-to-back pairs (same round and C): **${pct(median(pairRatios(r.broadcastSweep, r.baselineSweep)))}** ` +
+      `(${pairRatios(r.broadcastSweep, r.baselineSweep).map(pct).join(', ')}); ` +
+      `against the bare app answering the same POSTs: **${(r.broadcast.okPerSec / r.baselinePost.okPerSec * 100).toFixed(1)}%** best against best, ` +
+      `pairs' median **${pct(median(pairRatios(r.broadcastSweep, r.baselinePostSweep)))}**, ` +
+      `(${fmt(r.broadcast.okPerSec)} / ${fmt(r.baselinePost.okPerSec)}; server ${fmt(perRequestUs(r.baselinePost))} µs per request); ` +
       `inbox p99 = **${fmt(r.inbox.latencyMs.p99, 2)} ms** closed loop at C=${c.inbox.concurrency}, where most of it is queueing behind ${c.inbox.concurrency - 1} other requests on one event loop ` +
       `(goal < 10 ms: ${r.inbox.latencyMs.p99 < 10 ? 'met' : 'not met'}); open loop ${r.inboxOpenLoop.map((o) => `**${fmt(o.latencyMs.p99, 2)} ms** at ${fmt(o.offeredPerSec)}/s`).join(', ')}; ` +
       `an inbox page held ${fmt(r.inbox.meanItems, 1)} items on average;`,
@@ -655,7 +685,7 @@ export function formatRelayBench (r: RelayBenchResult): string {
     '- server cores = CPU seconds / wall seconds of the server process, all threads (/proc/<pid>/stat); client cores = this process;',
     `- load avg = 1-minute load average at the start → end of the phase; on this ${r.machine.nproc}-core machine the load generator shares the cores with the server.`
   ]
-  const firsts = [['broadcast', r.broadcast], ['inbox', r.inbox], ['baseline', r.baseline]] as const
+  const firsts = [['broadcast', r.broadcast], ['inbox', r.inbox], ['baseline', r.baseline], ['baseline POST', r.baselinePost]] as const
   const errLines = firsts.flatMap(([n, p]) => p.firstErrors.map((e) => `${n}: ${e}`))
   if (errLines.length > 0) lines.push('', 'First errors:', ...errLines.slice(0, 10).map((e) => `    ${e}`))
   lines.push('', `Relay benchmark wall time: ${fmt(r.elapsedMs / 1000, 1)} s`)
