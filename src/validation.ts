@@ -1,5 +1,6 @@
 /** Turns a zod validation failure into a KithError whose message names the offending field. */
-import type { z } from 'zod'
+import { z } from 'zod'
+import { BASE64_CHARS, isBase64 } from './crypto/index.js'
 import { KithError, type ErrorCode } from './errors.js'
 
 /** Parses a JSON message (gossip, request, answer) and checks its shape; undefined when it is not valid JSON of that shape. */
@@ -12,6 +13,11 @@ export function decodeJson<T extends z.ZodType> (schema: T, data: Uint8Array): z
   }
   const result = schema.safeParse(value)
   return result.success ? result.data : undefined
+}
+
+/** Standard padded base64 text; the pattern also goes into the OpenAPI document, the length check makes it exact. */
+export function base64String (message: string): z.ZodString {
+  return z.string().regex(BASE64_CHARS, message).refine(isBase64, message)
 }
 
 export function parseOrThrow<T extends z.ZodType> (schema: T, value: unknown, code: ErrorCode = 'BAD_REQUEST', what = ''): z.output<T> {

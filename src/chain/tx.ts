@@ -5,6 +5,7 @@
 import { z } from 'zod'
 import { fromBase64, sha256, sign, toBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors.js'
+import { base64String } from '../validation.js'
 
 export const TX_TYPES = [
   'TRANSFER', 'CONTACT_REQUEST', 'ACCEPT_CONTACT', 'CONTACT_BLOCK', 'REGISTER_KEY', 'REGISTER_RELAY',
@@ -22,11 +23,10 @@ export const MAX_AMOUNT = Number.MAX_SAFE_INTEGER
 
 const TX_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/
 const PUBKEY_RE = /^[0-9a-f]{64}$/
-const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z$/
 
 export const PubkeySchema = z.string().regex(PUBKEY_RE, 'must be a 64-character lowercase hex Ed25519 public key')
-export const Base64Schema = z.string().regex(BASE64_RE, 'must be standard padded base64')
+export const Base64Schema = base64String('must be standard padded base64')
 const AmountSchema = z.number().int('must be an integer').min(0, 'must not be negative').max(MAX_AMOUNT, 'is too large')
 
 export const TransactionSchema = z.object({

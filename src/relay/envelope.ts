@@ -3,9 +3,9 @@
  * the canonical id, size caps, the inbox item shape, and the texts that mailbox owners sign.
  */
 import { z } from 'zod'
-import { BASE64_CHARS, fromBase64, fromCanonicalBase64, sha256, toBase64, verify } from '../crypto/index.js'
+import { fromBase64, fromCanonicalBase64, sha256, toBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors.js'
-import { parseOrThrow } from '../validation.js'
+import { base64String, parseOrThrow } from '../validation.js'
 
 /** Largest ciphertext (decoded bytes) an envelope may carry; larger is 413. */
 export const MAX_CIPHERTEXT_BYTES = 64 * 1024
@@ -73,7 +73,8 @@ export interface DeleteProof {
 const x25519 = (what: string): z.ZodType<string> =>
   z.string().regex(HEX64, `must be a 64-character hex ${what}`).transform((s) => s.toLowerCase())
 
-const base64 = z.string().regex(BASE64_CHARS, 'must be standard base64 with padding').refine((s) => s.length % 4 === 0, 'must be standard base64 with padding')
+export const Base64TextSchema = base64String('must be standard base64 with padding')
+const base64 = Base64TextSchema
 
 export const X25519PubSchema = x25519('X25519 public key')
 export const Ed25519PubSchema = z.string().regex(HEX64, 'must be a 64-character hex Ed25519 public key').transform((s) => s.toLowerCase())

@@ -8,11 +8,11 @@ import { join } from 'node:path'
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { z } from 'zod'
-import { BASE64_CHARS, fromBase64, isBase64, toBase64, toHex } from '../crypto/index.js'
+import { fromBase64, toBase64, toHex } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 import {
-  DeleteProofSchema, MAX_SEND_PLAINTEXT_BYTES, OwnerProofSchema, PEER_FUTURE_TOLERANCE_MS, SIGNED_TS_TOLERANCE_MS, X25519PubSchema,
+  Base64TextSchema, DeleteProofSchema, MAX_SEND_PLAINTEXT_BYTES, OwnerProofSchema, PEER_FUTURE_TOLERANCE_MS, SIGNED_TS_TOLERANCE_MS, X25519PubSchema,
   base64DecodedLength, checkPeerEnvelope, deleteText, envelopeFromUpload, readText, verifiedText,
   type DeleteProof, type Envelope, type InboxItem, type OwnerProof
 } from './envelope.js'
@@ -108,7 +108,7 @@ export interface BroadcastOptions {
 
 export const RelaySendSchema = z.object({
   recipient_pub: X25519PubSchema.meta({ description: 'recipient X25519 pubkey, hex' }),
-  msg_b64: z.string().regex(BASE64_CHARS, 'must be standard base64 with padding').refine(isBase64, 'must be standard base64 with padding')
+  msg_b64: Base64TextSchema
     .meta({ description: `base64 of the plaintext, at most ${MAX_SEND_PLAINTEXT_BYTES} bytes decoded` })
 }).meta({ id: 'RelaySendRequest' })
 

@@ -220,9 +220,8 @@ function envelopeOf (item: InboxItem, feeSig: string | null = null): Envelope {
 }
 
 function decodeValue (value: Buffer): Envelope {
-  const end = value.indexOf(NEWLINE)
-  const item = JSON.parse((end < 0 ? value : value.subarray(0, end)).toString('utf8')) as InboxItem
-  return envelopeOf(item, end < 0 ? null : value.subarray(end + 1).toString('utf8'))
+  const item = itemBytes(value)
+  return envelopeOf(JSON.parse(item.toString('utf8')) as InboxItem, item.length < value.length ? value.subarray(item.length + 1).toString('utf8') : null)
 }
 
 /** lmdb may reuse a key's buffer for the next key: keep each one. */
@@ -436,6 +435,7 @@ export class RelayStore {
     const found = this.findLive(id)
     if (found === undefined || this.isExpired(found.sentAt)) return undefined
     const key = keyAt(found.box, found.index, readKey)
+    // getBinary, not valueAt's getBinaryFast: a buffer of its own, not a view of lmdb's shared one
     const value = this.envelopes.getBinary(key) ?? this.unapplied.get(id)?.value
     return value === undefined ? undefined : decodeValue(value)
   }
