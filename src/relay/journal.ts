@@ -59,7 +59,8 @@ export function journalRecord (payloadBytes: number): { record: Buffer, payload:
 }
 
 interface Waiter {
-  resolve: () => void
+  seq: number
+  resolve: (seq: number) => void
   reject: (err: unknown) => void
 }
 
@@ -118,20 +119,18 @@ export class Journal {
    * Appends a record made by `journalRecord` (its header is filled here) and resolves with its
    * sequence number once it is synced to disk.
    */
-  async append (record: Buffer): Promise<number> {
-    if (this.closed) throw new Error('the journal is closed')
-    if (this.failed !== undefined) throw new Error('the journal failed to write; restart the node', { cause: this.failed })
+  append (record: Buffer): Promise<number> {
+    if (this.closed) return Promise.reject(new Error('the journal is closed'))
+    if (this.failed !== undefined) return Promise.reject(new Error('the journal failed to write; restart the node', { cause: this.failed }))
     const seq = this.nextSeq++
     this.queue.push(record)
-    await new Promise<void>((resolve, reject) => {
-      this.waiters.push({ resolve, reject })
-      if (!this.scheduled) {
-        this.scheduled = true
-        // after this turn's I/O callbacks: every upload parsed in this turn joins the group
-        setImmediate(() => { this.scheduled = false; this.writeGroup() })
-      }
-    })
-    return seq
+    if (!this.scheduled) {
+      this.scheduled = true
+      // after this turn's I/O callbacks: every upload parsed in this turn joins the group
+      setImmediate(() => { this.scheduled = false; this.writeGroup() })
+    }
+    // one promise per record, not an async function around it: this is every broadcast's path
+    return new Promise<number>((resolve, reject) => { this.waiters.push({ seq, resolve, reject }) })
   }
 
   /**
@@ -203,7 +202,7 @@ export class Journal {
     this.waiters = []
     const answer = (): void => {
       for (const w of waiters) {
-        if (this.failed === undefined) w.resolve()
+        if (this.failed === undefined) w.resolve(w.seq)
         else w.reject(this.failed)
       }
     }

@@ -129,8 +129,6 @@ interface Unapplied {
   seq: number
   key: Buffer
   value: Buffer
-  /** handed to lmdb */
-  issued: boolean
 }
 
 interface Tombstone {
@@ -245,6 +243,8 @@ export class RelayStore {
   private readonly journal: Journal
   /** by id, in journal order */
   private readonly unapplied = new Map<string, Unapplied>()
+  /** the unapplied not yet handed to lmdb, in journal order (a deleted one is skipped when handed) */
+  private toIssue: Unapplied[] = []
   private applyTimer: NodeJS.Timeout | undefined
   private lastApply: Promise<void> = Promise.resolve()
   private closing = false
@@ -316,7 +316,9 @@ export class RelayStore {
         box.insert(env.sent_at, key, AT_BYTES, key, RECIPIENT_END)
         this.ids.set(key, AT_BYTES, box.slot, env.sent_at)
         this.changeBucket(env.sent_at, 'live', +1, key, AT_BYTES)
-        this.unapplied.set(env.id, { id: env.id, seq, key, value, issued: false })
+        const entry = { id: env.id, seq, key, value }
+        this.unapplied.set(env.id, entry)
+        this.toIssue.push(entry)
         this.scheduleApply()
       },
       (err: unknown) => {
@@ -333,7 +335,7 @@ export class RelayStore {
   private scheduleApply (): void {
     if (this.closing) return
     // a failed apply loses nothing: the envelopes stay in memory and in the journal, which replays them at the next open
-    if (this.unapplied.size >= APPLY_BATCH) this.apply().catch(() => {})
+    if (this.toIssue.length >= APPLY_BATCH) this.apply().catch(() => {})
     else this.applyTimer ??= setTimeout(() => { this.apply().catch(() => {}) }, APPLY_INTERVAL_MS).unref()
   }
 
@@ -345,14 +347,12 @@ export class RelayStore {
   private async apply (): Promise<void> {
     clearTimeout(this.applyTimer)
     this.applyTimer = undefined
-    const batch: Unapplied[] = []
-    for (const entry of this.unapplied.values()) if (!entry.issued) batch.push(entry)
+    // taken whole: scanning `unapplied` for what is not yet handed over cost O(backlog) per call
+    const batch = this.toIssue
     if (batch.length === 0) return await this.lastApply
+    this.toIssue = []
     let write: Promise<unknown> = Promise.resolve()
-    for (const entry of batch) {
-      write = this.envelopes.put(entry.key, entry.value)
-      entry.issued = true
-    }
+    for (const entry of batch) if (this.unapplied.get(entry.id) === entry) write = this.envelopes.put(entry.key, entry.value)
     const upTo = batch[batch.length - 1].seq + 1
     // lmdb commits in order, so this one being synced means the earlier ones are too
     this.lastApply = write.then(async () => { await this.root.flushed }).then(() => {

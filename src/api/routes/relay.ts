@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { KithError } from '../../errors.js'
 import {
   EnvelopeUploadSchema, InboxItemSchema, MAX_CIPHERTEXT_BYTES, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, OwnerProofSchema, RelaySendSchema,
-  type RelayService
+  type Envelope, type RelayService
 } from '../../relay/index.js'
 import { RateLimiter } from '../middleware.js'
 import { route, sendAsciiJson, type AnyRoute } from '../route.js'
@@ -73,6 +73,9 @@ const readErrors = {
 
 export function relayRoutes (service: RelayService, opts: RelayRouteOptions): AnyRoute[] {
   const perSender = new RateLimiter(opts.rateLimitPerSender, opts.now)
+  const admit = (envelope: Envelope): void => {
+    if (!perSender.take(envelope.sender_pub)) throw new KithError('RATE_LIMITED', `too many envelopes from sender ${envelope.sender_pub}; slow down`)
+  }
   return [
     route({
       method: 'post',
@@ -89,11 +92,9 @@ export function relayRoutes (service: RelayService, opts: RelayRouteOptions): An
       handler: async ({ ctx }) => {
         const body = asRecord(ctx.request.body)
         if (body.envelope === undefined) throw new KithError('BAD_REQUEST', 'envelope: required: send {"envelope": {...}}')
-        return await service.broadcast(body.envelope, {
-          admit: (envelope) => {
-            if (!perSender.take(envelope.sender_pub)) throw new KithError('RATE_LIMITED', `too many envelopes from sender ${envelope.sender_pub}; slow down`)
-          }
-        })
+        const { id } = await service.broadcast(body.envelope, { admit })
+        // the busiest write route: the answer is written as it is (an id is hex), not through Koa's JSON body
+        sendAsciiJson(ctx, `{"id":"${id}","status":"broadcast"}`)
       }
     }),
     route({

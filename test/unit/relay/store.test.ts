@@ -71,6 +71,34 @@ describe('RelayStore durability', () => {
       }
     })
   })
+
+  test('a burst past the apply batch (5000) all reaches lmdb; one deleted before it is applied stays deleted', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const alice = newClient()
+      const boxes = Array.from({ length: 8 }, () => newClient().pub)
+      const burst = Array.from({ length: 5200 }, (_, i) => env(alice, boxes[i % boxes.length], T0S + Math.floor(i / 100), `m${i}`))
+      let store = RelayStore.open(dir, { ttlMs: DAY, clock, sync: false, limits: { maxPerMailbox: 10_000, maxPerSender: 10_000 } })
+      // among the last 200, which wait for the 100 ms apply timer
+      const gone = burst[5150]
+      assert.deepEqual(await Promise.all(burst.map(async (e) => await store.put(e))), burst.map(() => true))
+      assert.equal(await store.delete(gone.id, gone.recipient_pub, proof(gone)), 'deleted')
+      await store.close()
+      // lmdb alone, without the journal: what apply handed over
+      const raw = open({ path: dir, readOnly: true })
+      const inLmdb = raw.openDB({ name: 'envelopes', keyEncoding: 'binary', encoding: 'binary' }).getKeysCount()
+      await raw.close()
+      assert.equal(inLmdb, burst.length - 1)
+      store = RelayStore.open(dir, { ttlMs: DAY, clock })
+      try {
+        assert.equal(boxes.reduce((n, pub) => n + store.count(pub), 0), burst.length - 1)
+        assert.equal(store.get(gone.id), undefined)
+        assert.equal(store.get(burst[5199].id)?.id, burst[5199].id)
+      } finally {
+        await store.close()
+      }
+    })
+  })
 })
 
 describe('RelayStore inbox', () => {
