@@ -59,7 +59,7 @@ export function createApi (opts: ApiOptions): ApiServer {
   if (opts.env.rateLimitRps > 0) app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps)))
   app.use(jsonBody(opts.env.maxBodyBytes))
   const router = new Router()
-  const fixed = new Map<string, (ctx: Context) => Promise<void>>()
+  const fixed = new Map<string, (ctx: Context) => Promise<void> | undefined>()
   for (const r of routes) {
     const handle = routeHandler(r, access)
     router[r.method](koaPath(r.path), handle)
@@ -97,14 +97,23 @@ export function createApi (opts: ApiOptions): ApiServer {
   }
 }
 
-/** The Koa handler of one declared route: access check, parameter and query validation, the handler, its result as the body. */
-export function routeHandler (r: AnyRoute, access: AccessOptions): (ctx: Context) => Promise<void> {
-  return async (ctx) => {
+/**
+ * The Koa handler of one declared route: access check, parameter and query validation, the
+ * handler, its result as the body. Not an async function: every request passes here, and a
+ * synchronous handler's result needs no promise. A throw before the handler's promise becomes a
+ * rejection in koa-compose, which calls every middleware inside try/catch.
+ */
+export function routeHandler (r: AnyRoute, access: AccessOptions): (ctx: Context) => Promise<void> | undefined {
+  const answer = (ctx: Context, result: unknown): void => {
+    if (ctx.respond !== false && (ctx.body === undefined || ctx.body === null)) ctx.body = result
+  }
+  return (ctx) => {
     if (r.write === true) requireBearer(ctx, access)
     const params = r.params !== undefined ? parseOrThrow(r.params, ctx.params) : undefined
     const query = r.query !== undefined ? parseOrThrow(r.query, Object.fromEntries(new URLSearchParams(ctx.querystring))) : undefined
-    const result = await r.handler({ params, query, body: ctx.request.body, ctx })
-    if (ctx.respond !== false && (ctx.body === undefined || ctx.body === null)) ctx.body = result
+    const result = r.handler({ params, query, body: ctx.request.body, ctx })
+    if (result instanceof Promise) return result.then((value) => answer(ctx, value))
+    answer(ctx, result)
   }
 }
 

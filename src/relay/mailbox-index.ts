@@ -18,6 +18,11 @@ export const ID_BYTES = 16
 /** an X25519 key */
 export const PUB_BYTES = 32
 
+/** Copies `n` bytes without the view a `set(subarray)` allocates (this runs for every stored envelope). */
+function copyBytes (from: Uint8Array, fromOff: number, to: Uint8Array, toOff: number, n: number): void {
+  for (let i = 0; i < n; i++) to[toOff + i] = from[fromOff + i]
+}
+
 /** Compares 16-byte ids at offsets without allocating. */
 function compareIds (a: Uint8Array, aOff: number, b: Uint8Array, bOff: number): number {
   for (let i = 0; i < ID_BYTES; i++) {
@@ -85,8 +90,8 @@ export class MailboxEntries {
       this.senderBytes.copyWithin((i + 1) * PUB_BYTES, i * PUB_BYTES, this.length * PUB_BYTES)
     }
     this.at[i] = sentAt
-    this.idBytes.set(id.subarray(idOff, idOff + ID_BYTES), i * ID_BYTES)
-    this.senderBytes.set(sender.subarray(senderOff, senderOff + PUB_BYTES), i * PUB_BYTES)
+    copyBytes(id, idOff, this.idBytes, i * ID_BYTES, ID_BYTES)
+    copyBytes(sender, senderOff, this.senderBytes, i * PUB_BYTES, PUB_BYTES)
     this.length++
     return i
   }
@@ -173,7 +178,7 @@ export class IdTable {
       i = (i + 1) & this.mask
     }
     if (this.boxes[i] === EMPTY) this.size++
-    this.keys.set(id.subarray(off, off + ID_BYTES), i * ID_BYTES)
+    copyBytes(id, off, this.keys, i * ID_BYTES, ID_BYTES)
     this.boxes[i] = box
     this.sentAts[i] = sentAt
   }

@@ -89,12 +89,11 @@ export function relayRoutes (service: RelayService, opts: RelayRouteOptions): An
         413: { description: `ciphertext larger than ${MAX_CIPHERTEXT_BYTES} bytes, or body over the node's cap`, schema: ErrorSchema },
         429: { description: 'too many envelopes from this sender_pub (Retry-After), or the mailbox or this sender\'s share of it is full', schema: ErrorSchema }
       },
-      handler: async ({ ctx }) => {
+      handler: ({ ctx }) => {
         const body = asRecord(ctx.request.body)
         if (body.envelope === undefined) throw new KithError('BAD_REQUEST', 'envelope: required: send {"envelope": {...}}')
-        const { id } = await service.broadcast(body.envelope, { admit })
         // the busiest write route: the answer is written as it is (an id is hex), not through Koa's JSON body
-        sendAsciiJson(ctx, `{"id":"${id}","status":"broadcast"}`)
+        return service.broadcast(body.envelope, { admit }).then(({ id }) => { sendAsciiJson(ctx, `{"id":"${id}","status":"broadcast"}`) })
       }
     }),
     route({
