@@ -10,12 +10,11 @@
  */
 import { execFile } from 'node:child_process'
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises'
-import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { newAccount, transfer, type Account } from '../../src/client/index.js'
-import { KITH_BIN, REPO_ROOT, startNode, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
+import { KITH_BIN, REPO_ROOT, pickBasePort, startNode, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
 
 const run = promisify(execFile)
 
@@ -114,27 +113,6 @@ export interface Testnet {
 }
 
 export const FUNDED_UT = 1_000_000_000_000
-
-async function portsFree (ports: number[]): Promise<boolean> {
-  for (const port of ports) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const server = net.createServer()
-      server.once('error', () => resolve(false))
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
-    })
-    if (!ok) return false
-  }
-  return true
-}
-
-/** A base port whose libp2p ports (P+1, P+3, …) are free now; a range the other tests do not use. */
-async function pickBasePort (validators: number): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 41000 + Math.floor(Math.random() * 700) * 20
-    if (await portsFree(Array.from({ length: validators }, (_, i) => base + 2 * i + 1))) return base
-  }
-  throw new Error('no free port range for the testnet')
-}
 
 /**
  * `bin/kith testnet --validators N`, funded accounts in the genesis, an empty deny file per

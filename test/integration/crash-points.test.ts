@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { newAccount, transfer, type Account } from '../../src/client/index.js'
-import { KITH_BIN, REPO_ROOT, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
+import { KITH_BIN, pickBasePort, REPO_ROOT, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 
 const run = promisify(execFile)
 const BLOCK_MS = 150
@@ -33,7 +33,7 @@ describe('crash points on the commit path', { timeout: 240_000 }, () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kith-crash-points-'))
     rich = newAccount()
-    const basePort = 34000 + Math.floor(Math.random() * 400) * 20
+    const basePort = await pickBasePort(4)
     await run(KITH_BIN, ['testnet', '--validators', '4', '--output', join(dir, 'net'), '--base-port', String(basePort), '--alloc', `${rich.pub}=1000000000000`], {
       cwd: REPO_ROOT, env: { ...process.env, PATH: `${join(REPO_ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` }
     })

@@ -14,7 +14,7 @@ import { promisify } from 'node:util'
 import nacl from 'tweetnacl'
 import { buildTx, newAccount } from '../../src/client/index.js'
 import { sign, toBase64, toHex } from '../../src/crypto/index.js'
-import { KITH_BIN, REPO_ROOT, http, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
+import { http, KITH_BIN, pickBasePort, REPO_ROOT, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 
 const run = promisify(execFile)
 const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64')
@@ -33,7 +33,7 @@ describe('relay mailbox across two nodes', { timeout: 120_000 }, () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kith-relay-'))
-    const basePort = 36000 + Math.floor(Math.random() * 400) * 10
+    const basePort = await pickBasePort(2)
     await run(KITH_BIN, ['testnet', '--validators', '2', '--output', join(dir, 'net'), '--base-port', String(basePort),
       '--alloc', `${alice.pub}=1000000`, '--alloc', `${bob.pub}=1000000`], {
       cwd: REPO_ROOT, env: { ...process.env, PATH: `${join(REPO_ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` }

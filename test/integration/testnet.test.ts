@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { newAccount, transfer, type Account } from '../../src/client/index.js'
-import { KITH_BIN, REPO_ROOT, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
+import { KITH_BIN, pickBasePort, REPO_ROOT, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 
 const run = promisify(execFile)
 const BLOCK_MS = 200
@@ -34,7 +34,7 @@ describe('a 4-validator testnet on loopback', { timeout: 180_000 }, () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kith-testnet-'))
     rich = newAccount()
-    const basePort = 32000 + Math.floor(Math.random() * 400) * 20
+    const basePort = await pickBasePort(4)
     await run(KITH_BIN, ['testnet', '--validators', '4', '--output', join(dir, 'net'), '--base-port', String(basePort), '--alloc', `${rich.pub}=1000000000000`], {
       cwd: REPO_ROOT, env: { ...process.env, PATH: `${join(REPO_ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` }
     })
