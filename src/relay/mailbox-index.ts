@@ -18,11 +18,6 @@ export const ID_BYTES = 16
 /** an X25519 key */
 export const PUB_BYTES = 32
 
-/** Copies `n` bytes without the view a `set(subarray)` allocates (this runs for every stored envelope). */
-function copyBytes (from: Uint8Array, fromOff: number, to: Uint8Array, toOff: number, n: number): void {
-  for (let i = 0; i < n; i++) to[toOff + i] = from[fromOff + i]
-}
-
 /** Compares 16-byte ids at offsets without allocating. */
 function compareIds (a: Uint8Array, aOff: number, b: Uint8Array, bOff: number): number {
   for (let i = 0; i < ID_BYTES; i++) {
@@ -81,7 +76,7 @@ export class MailboxEntries {
   }
 
   /** Inserts in order (at the end for the usual newest envelope); returns its index. */
-  insert (sentAt: number, id: Uint8Array, idOff: number, sender: Uint8Array, senderOff: number): number {
+  insert (sentAt: number, id: Buffer, idOff: number, sender: Buffer, senderOff: number): number {
     if (this.length === this.at.length) this.grow()
     const i = this.lowerBound(sentAt, id, idOff)
     if (i < this.length) {
@@ -90,8 +85,9 @@ export class MailboxEntries {
       this.senderBytes.copyWithin((i + 1) * PUB_BYTES, i * PUB_BYTES, this.length * PUB_BYTES)
     }
     this.at[i] = sentAt
-    copyBytes(id, idOff, this.idBytes, i * ID_BYTES, ID_BYTES)
-    copyBytes(sender, senderOff, this.senderBytes, i * PUB_BYTES, PUB_BYTES)
+    // copy, not set(subarray(...)): no view allocated for every stored envelope
+    id.copy(this.idBytes, i * ID_BYTES, idOff, idOff + ID_BYTES)
+    sender.copy(this.senderBytes, i * PUB_BYTES, senderOff, senderOff + PUB_BYTES)
     this.length++
     return i
   }
@@ -170,7 +166,7 @@ export class IdTable {
   }
 
   /** Adds or replaces `id` -> (box, sentAt). */
-  set (id: Uint8Array, off: number, box: number, sentAt: number): void {
+  set (id: Buffer, off: number, box: number, sentAt: number): void {
     if ((this.size + 1) * 10 > (this.mask + 1) * 7) this.resize()
     let i = this.home(id, off)
     while (this.boxes[i] !== EMPTY) {
@@ -178,7 +174,7 @@ export class IdTable {
       i = (i + 1) & this.mask
     }
     if (this.boxes[i] === EMPTY) this.size++
-    copyBytes(id, off, this.keys, i * ID_BYTES, ID_BYTES)
+    id.copy(this.keys, i * ID_BYTES, off, off + ID_BYTES)
     this.boxes[i] = box
     this.sentAts[i] = sentAt
   }

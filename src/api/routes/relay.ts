@@ -92,8 +92,8 @@ export function relayRoutes (service: RelayService, opts: RelayRouteOptions): An
       handler: ({ ctx }) => {
         const body = asRecord(ctx.request.body)
         if (body.envelope === undefined) throw new KithError('BAD_REQUEST', 'envelope: required: send {"envelope": {...}}')
-        // the busiest write route: the answer is written as it is (an id is hex), not through Koa's JSON body
-        return service.broadcast(body.envelope, { admit }).then(({ id }) => { sendAsciiJson(ctx, `{"id":"${id}","status":"broadcast"}`) })
+        // the busiest write route: its answer (a hex id and a status) is ASCII, written without Koa's JSON body handling
+        return service.broadcast(body.envelope, { admit }).then((answer) => { sendAsciiJson(ctx, JSON.stringify(answer)) })
       }
     }),
     route({
