@@ -5,7 +5,8 @@
  * loop for up to half a second with 1M envelopes (docs/benchmarks.md). Here:
  *
  *   MailboxEntries  one mailbox's committed envelopes in (sent_at, id) order: parallel arrays of
- *                   sent_at (u32), id (16 bytes) and sender key (32 bytes)
+ *                   sent_at (u32), id (16 bytes), sender key (32 bytes) and which lmdb table
+ *                   holds it (u8: the log, or the merged mailbox table; store.ts)
  *   IdTable         open-addressing hash (linear probing, backward-shift deletion) from a
  *                   16-byte id to (mailbox slot, sent_at); ids are sha256 prefixes, so their
  *                   first bytes are the hash
@@ -34,12 +35,22 @@ export class MailboxEntries {
   private at = new Uint32Array(4)
   private idBytes = Buffer.alloc(4 * ID_BYTES)
   private senderBytes = Buffer.alloc(4 * PUB_BYTES)
+  private merged = new Uint8Array(4)
 
   /** `recipient` is the mailbox key (32 bytes); `slot` its number in the IdTable. */
   constructor (readonly recipient: Buffer, readonly slot: number) {}
 
   sentAt (i: number): number {
     return this.at[i]
+  }
+
+  /** Whether entry i is in the merged mailbox table (else in the log). */
+  isMerged (i: number): boolean {
+    return this.merged[i] === 1
+  }
+
+  markMerged (i: number): void {
+    this.merged[i] = 1
   }
 
   idHex (i: number): string {
@@ -76,15 +87,17 @@ export class MailboxEntries {
   }
 
   /** Inserts in order (at the end for the usual newest envelope); returns its index. */
-  insert (sentAt: number, id: Buffer, idOff: number, sender: Buffer, senderOff: number): number {
+  insert (sentAt: number, id: Buffer, idOff: number, sender: Buffer, senderOff: number, merged = false): number {
     if (this.length === this.at.length) this.grow()
     const i = this.lowerBound(sentAt, id, idOff)
     if (i < this.length) {
       this.at.copyWithin(i + 1, i, this.length)
+      this.merged.copyWithin(i + 1, i, this.length)
       this.idBytes.copyWithin((i + 1) * ID_BYTES, i * ID_BYTES, this.length * ID_BYTES)
       this.senderBytes.copyWithin((i + 1) * PUB_BYTES, i * PUB_BYTES, this.length * PUB_BYTES)
     }
     this.at[i] = sentAt
+    this.merged[i] = merged ? 1 : 0
     // copy, not set(subarray(...)): no view allocated for every stored envelope
     id.copy(this.idBytes, i * ID_BYTES, idOff, idOff + ID_BYTES)
     sender.copy(this.senderBytes, i * PUB_BYTES, senderOff, senderOff + PUB_BYTES)
@@ -94,10 +107,17 @@ export class MailboxEntries {
 
   removeAt (i: number): void {
     this.at.copyWithin(i, i + 1, this.length)
+    this.merged.copyWithin(i, i + 1, this.length)
     this.idBytes.copyWithin(i * ID_BYTES, (i + 1) * ID_BYTES, this.length * ID_BYTES)
     this.senderBytes.copyWithin(i * PUB_BYTES, (i + 1) * PUB_BYTES, this.length * PUB_BYTES)
     this.length--
     if (this.length === 0 && this.at.length > 64) this.shrink()
+  }
+
+  /** Compares entry i with entry j of `other` in (sent_at, id) order. */
+  compareEntries (i: number, other: MailboxEntries, j: number): number {
+    const d = this.at[i] - other.at[j]
+    return d !== 0 ? d : compareIds(this.idBytes, i * ID_BYTES, other.idBytes, j * ID_BYTES)
   }
 
   /** Entries from `from` on whose sender key is `sender` (32 bytes). */
@@ -113,17 +133,21 @@ export class MailboxEntries {
     const cap = this.at.length * 2
     const at = new Uint32Array(cap)
     at.set(this.at)
+    const merged = new Uint8Array(cap)
+    merged.set(this.merged)
     const ids = Buffer.alloc(cap * ID_BYTES)
     this.idBytes.copy(ids)
     const senders = Buffer.alloc(cap * PUB_BYTES)
     this.senderBytes.copy(senders)
     this.at = at
+    this.merged = merged
     this.idBytes = ids
     this.senderBytes = senders
   }
 
   private shrink (): void {
     this.at = new Uint32Array(4)
+    this.merged = new Uint8Array(4)
     this.idBytes = Buffer.alloc(4 * ID_BYTES)
     this.senderBytes = Buffer.alloc(4 * PUB_BYTES)
   }

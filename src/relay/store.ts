@@ -2,14 +2,24 @@
  * The mailbox store: its own lmdb environment (`<dataDir>/relay`), separate from the chain's,
  * so mailbox traffic never contends with block commits.
  *
- * On disk (format 2) there are two append-mostly tables, both ordered by (sent_at, id):
- *   envelopes   sent_at(6) ‖ id(16) ‖ recipient(32) ‖ sender(32) -> inbox item JSON [‖ "\n" fee_sig]
- *   tombstones  sent_at(6) ‖ id(16)                               -> the owner's delete proof
- * A new envelope is one put near the end of one B-tree. Indexing by mailbox on disk would add
- * random inserts into large trees, which cost ~100 µs of CPU each here (docs/relay.md); so the
- * indexes live in memory (typed arrays, mailbox-index.ts) and are rebuilt from the keys at open:
+ * On disk (format 3):
+ *   envelopes    sent_at(6) ‖ id(16) ‖ recipient(32) ‖ sender(32) -> inbox item JSON [‖ "\n" fee_sig]
+ *   mailboxes-N  recipient(32) ‖ sent_at(6) ‖ id(16) ‖ sender(32) -> the same value
+ *   tombstones   sent_at(6) ‖ id(16)                               -> the owner's delete proof
+ * A new envelope is one put near the end of the log (`envelopes`, in time order). A put into a
+ * table in mailbox order would land at a random place in a large tree, which costs ~50-130 µs of
+ * CPU each in small batches here (docs/relay.md). But an inbox page read from the log is 50
+ * point reads at random places, bound by cache misses. So the log is merged, in the background,
+ * into a table in mailbox order: once it holds MERGE_MIN envelopes and half as many as the
+ * mailbox table, both are rewritten as appends into the other of two mailbox tables
+ * (`mailboxes-0`, `mailboxes-1`; meta `merged` names the current one), the store switches to
+ * it, and the old one and the merged log keys are emptied (an LSM tree of two levels). A page
+ * then reads neighbouring keys, about three times cheaper (docs/relay.md).
+ *
+ * The indexes live in memory (typed arrays, mailbox-index.ts) and are rebuilt from the keys at open:
  *   ids         id -> (mailbox, sent_at) of durable envelopes     dedup, delete, anti-entropy
- *   boxes       recipient -> its envelopes in (sent_at, id) order   inbox pages, caps
+ *   boxes       recipient -> its envelopes in (sent_at, id) order,  inbox pages, caps, anti-entropy
+ *               each marked as in the log or in the mailbox table
  *   pending     id -> decided, not yet durable                      caps, duplicate uploads
  *   unapplied   id -> key and value: journaled, not yet synced in lmdb (reads fall back to it)
  *   deleted     id -> tombstone                                     deletes stick
@@ -22,8 +32,9 @@
  * The stored value is the exact inbox item the node serves, so an inbox page is a concatenation
  * of stored bytes (no decode, no re-encode).
  *
- * Expiry is `sent_at + ttl`, with one TTL for every envelope, so both tables are also the expiry
- * index: the sweep deletes from their start. A changed SVC_MAILBOX_TTL_DAYS therefore applies to
+ * Expiry is `sent_at + ttl`, with one TTL for every envelope, so the log and the tombstones are
+ * their own expiry index (the sweep deletes from their start); merged envelopes are found by
+ * their mailboxes, whose oldest come first. A changed SVC_MAILBOX_TTL_DAYS therefore applies to
  * envelopes already stored. Expired envelopes are filtered out of every read even before the
  * sweep reaches them.
  *
@@ -45,15 +56,24 @@ export const BUCKET_SECONDS = 3600
 /** Journaled envelopes go into lmdb, in one synced transaction, this often or at this many. */
 const APPLY_INTERVAL_MS = 100
 const APPLY_BATCH = 5000
-const FORMAT = 2
+/** The log is merged once it holds this many envelopes and half as many as the mailbox table. */
+const MERGE_MIN = 20_000
+/** Envelopes copied, switched or checked per event-loop turn while merging. */
+const MERGE_TURN = 2_000
+const FORMAT = 3
 const ZERO_XOR = '0'.repeat(32)
 const NEWLINE = 0x0a
 
-// key layout
+// key layout of the log (and, first 22 bytes, of tombstones)
 const AT_BYTES = 6
 const ID_END = AT_BYTES + 16
 const RECIPIENT_END = ID_END + 32
 const KEY_BYTES = RECIPIENT_END + 32
+
+/** Where a key holds each field. */
+interface KeyLayout { at: number, id: number, recipient: number, sender: number, merged: boolean }
+const LOG: KeyLayout = { at: 0, id: AT_BYTES, recipient: ID_END, sender: RECIPIENT_END, merged: false }
+const MERGED: KeyLayout = { at: 32, id: 32 + AT_BYTES, recipient: 0, sender: 32 + ID_END, merged: true }
 
 export interface Clock {
   /** unix ms */
@@ -76,6 +96,10 @@ export interface RelayStoreOptions {
   limits?: Partial<RelayLimits>
   /** fsync on commit (default true) */
   sync?: boolean
+  /** merge the log into the mailbox table by itself (default true; see `merge`) */
+  autoMerge?: boolean
+  /** the log's size that starts a merge (default MERGE_MIN) */
+  mergeMin?: number
 }
 
 export interface InboxPage<T> {
@@ -170,13 +194,45 @@ function envelopeKey (sentAt: number, id: string, recipient: string, sender: str
   return into
 }
 
-/** The lmdb key of entry i of a mailbox, written into `into` (a fresh buffer unless given). */
-function keyAt (box: MailboxEntries, i: number, into: Buffer = Buffer.allocUnsafe(KEY_BYTES)): Buffer {
-  into.writeUIntBE(box.sentAt(i), 0, AT_BYTES)
-  box.copyId(i, into, AT_BYTES)
-  box.recipient.copy(into, ID_END)
-  box.copySender(i, into, RECIPIENT_END)
+/** The key of entry i of a mailbox in `layout`, written into `into` (a fresh buffer unless given). */
+function keyAt (box: MailboxEntries, i: number, into: Buffer = Buffer.allocUnsafe(KEY_BYTES), layout: KeyLayout = LOG): Buffer {
+  into.writeUIntBE(box.sentAt(i), layout.at, AT_BYTES)
+  box.copyId(i, into, layout.id)
+  box.recipient.copy(into, layout.recipient)
+  box.copySender(i, into, layout.sender)
   return into
+}
+
+function mergedKeyAt (box: MailboxEntries, i: number, into: Buffer = Buffer.allocUnsafe(KEY_BYTES)): Buffer {
+  return keyAt(box, i, into, MERGED)
+}
+
+/** An envelope's keys in the log and in a mailbox table. */
+interface EnvelopeKeys { log: Buffer, merged: Buffer }
+
+/** An async put with MDB_APPEND: lmdb's write.js takes put's options form, its typings only putSync's. */
+async function appendPut (db: Database<Buffer, Buffer>, key: Buffer, value: Buffer): Promise<boolean> {
+  return await (db.put as unknown as (k: Buffer, v: Buffer, o: { append: true }) => Promise<boolean>).call(db, key, value, { append: true })
+}
+
+const nextTurn = async (): Promise<void> => await new Promise((resolve) => setImmediate(resolve))
+
+/** A binary min-heap of mailbox cursors by their entry's (sent_at, id). */
+interface Cursor { box: MailboxEntries, i: number }
+const before = (a: Cursor, b: Cursor): boolean => a.box.compareEntries(a.i, b.box, b.i) < 0
+function siftDown (heap: Cursor[], at: number): void {
+  for (;;) {
+    const l = 2 * at + 1
+    const r = l + 1
+    let min = at
+    if (l < heap.length && before(heap[l], heap[min])) min = l
+    if (r < heap.length && before(heap[r], heap[min])) min = r
+    if (min === at) return
+    const t = heap[at]
+    heap[at] = heap[min]
+    heap[min] = t
+    at = min
+  }
 }
 
 /** Key buffer for synchronous reads only (lmdb copies it before the call returns). */
@@ -230,6 +286,10 @@ function * copies (keys: Iterable<Buffer>): Iterator<Buffer> {
 export class RelayStore {
   private readonly root: RootDatabase
   private readonly envelopes: Database<Buffer, Buffer>
+  /** mailboxes-0 and mailboxes-1: one is current, the other empty or being written by a merge */
+  private readonly mailboxTables: [Database<Buffer, Buffer>, Database<Buffer, Buffer>]
+  private current: 0 | 1
+  private readonly meta: Database<number, string>
   private readonly tombstones: Database<DeleteProof, Buffer>
   /** committed live envelopes: id -> (mailbox slot, sent_at) */
   private readonly ids = new IdTable()
@@ -247,6 +307,15 @@ export class RelayStore {
   private toIssue: Unapplied[] = []
   private applyTimer: NodeJS.Timeout | undefined
   private lastApply: Promise<void> = Promise.resolve()
+  /** live envelopes in the mailbox table (the rest are in the log) */
+  private mergedCount = 0
+  private merging: Promise<void> | undefined
+  /** the table a merge is writing: deletes and expiry reach it too */
+  private target: Database<Buffer, Buffer> | undefined
+  private readonly autoMerge: boolean
+  private readonly mergeMin: number
+  /** where the sweep of merged envelopes goes on from, by mailbox slot */
+  private sweepSlot = 0
   private closing = false
   readonly limits: RelayLimits
   readonly ttlMs: number
@@ -255,11 +324,19 @@ export class RelayStore {
   private constructor (path: string, opts: RelayStoreOptions) {
     this.root = open({ path, compression: false, noSync: opts.sync === false, mapSize: 2 ** 36 })
     this.envelopes = this.root.openDB({ name: 'envelopes', keyEncoding: 'binary', encoding: 'binary' })
+    this.mailboxTables = [0, 1].map((n) => this.root.openDB<Buffer, Buffer>({ name: `mailboxes-${n}`, keyEncoding: 'binary', encoding: 'binary' })) as [Database<Buffer, Buffer>, Database<Buffer, Buffer>]
     this.tombstones = this.root.openDB({ name: 'tombstones', keyEncoding: 'binary' })
+    this.meta = this.root.openDB<number, string>({ name: 'meta' })
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits }
     this.ttlMs = opts.ttlMs
     this.clock = opts.clock
+    this.autoMerge = opts.autoMerge ?? true
+    this.mergeMin = opts.mergeMin ?? MERGE_MIN
     this.migrateFormat1()
+    this.current = this.meta.get('merged') === 1 ? 1 : 0
+    // a merge that did not finish leaves the other table partly written
+    const other = this.mailboxTables[1 - this.current]
+    if (other.getKeysCount({ limit: 1 }) > 0) other.clearSync()
     this.load()
     this.journal = new Journal(path, (payloads) => this.replay(payloads))
   }
@@ -358,6 +435,8 @@ export class RelayStore {
     this.lastApply = write.then(async () => { await this.root.flushed }).then(() => {
       for (const entry of batch) if (this.unapplied.get(entry.id) === entry) this.unapplied.delete(entry.id)
       this.journal.release(upTo)
+      const inLog = this.ids.size - this.mergedCount
+      if (this.autoMerge && !this.closing && inLog >= this.mergeMin && inLog >= this.mergedCount / 2) this.merge().catch(() => {})
     })
     await this.lastApply
   }
@@ -374,7 +453,7 @@ export class RelayStore {
     }
     if (fresh.length === 0) return
     this.root.transactionSync(() => { for (const { key, value } of fresh) this.envelopes.putSync(key, value) })
-    for (const { key } of fresh) this.index(key)
+    for (const { key } of fresh) this.index(key, LOG)
   }
 
   /**
@@ -398,7 +477,7 @@ export class RelayStore {
     let count = 0
     let hasMore = false
     for (; i < box.length; i++) {
-      const value = this.valueAt(keyAt(box, i, readKey))
+      const value = this.valueAt(box, i)
       if (value === undefined) continue
       const item = itemBytes(value.subarray(0, value.length))
       if (count >= opts.limit || (opts.maxBytes !== undefined && count > 0 && bytes + item.length > opts.maxBytes)) {
@@ -434,9 +513,10 @@ export class RelayStore {
   get (id: string): Envelope | undefined {
     const found = this.findLive(id)
     if (found === undefined || this.isExpired(found.sentAt)) return undefined
-    const key = keyAt(found.box, found.index, readKey)
     // getBinary, not valueAt's getBinaryFast: a buffer of its own, not a view of lmdb's shared one
-    const value = this.envelopes.getBinary(key) ?? this.unapplied.get(id)?.value
+    const value = found.box.isMerged(found.index)
+      ? this.mailboxTable.getBinary(mergedKeyAt(found.box, found.index, readKey))
+      : this.envelopes.getBinary(keyAt(found.box, found.index, readKey)) ?? this.unapplied.get(id)?.value
     return value === undefined ? undefined : decodeValue(value)
   }
 
@@ -473,16 +553,15 @@ export class RelayStore {
     }
     const { box, index, sentAt } = found
     if (box.recipient.toString('hex') !== pub || this.isExpired(sentAt, now)) return 'not_found'
-    const key = keyAt(box, index)
     const stored: DeleteProof = { ...proof, sent_at: sentAt }
     // not yet handed to lmdb: it never will be (a replay skips it for its tombstone)
     this.unapplied.delete(id)
-    this.removeLive(box, index, key)
+    const keys = this.takeOut(box, index)
     this.deleted.set(id, { sentAt, proof: stored })
-    this.changeBucket(sentAt, 'live', -1, key, AT_BYTES)
-    this.changeBucket(sentAt, 'deleted', +1, key, AT_BYTES)
+    this.changeBucket(sentAt, 'live', -1, keys.log, AT_BYTES)
+    this.changeBucket(sentAt, 'deleted', +1, keys.log, AT_BYTES)
     await this.root.batch(() => {
-      this.envelopes.remove(key)
+      this.removeKeys(keys)
       this.tombstones.put(tombstoneKey(sentAt, id), stored)
     })
     await this.root.flushed
@@ -490,25 +569,34 @@ export class RelayStore {
   }
 
   /**
-   * Deletes up to `batch` expired envelopes and tombstones (envelopes first, oldest first) in
-   * one transaction; returns how many. Callers loop, yielding between batches, while it returns
-   * `batch`.
+   * Deletes up to `batch` expired envelopes and tombstones (envelopes first: the log's oldest,
+   * then merged ones by mailbox) in one transaction; returns how many. Callers loop, yielding
+   * between batches, while it returns `batch`.
    */
   async sweepExpired (now: number, batch: number): Promise<number> {
     if (this.unapplied.size > 0) await this.apply()
-    const end = atPrefix(this.liveFrom(now))
-    const envelopeKeys = [...this.envelopes.getKeys({ end, limit: batch })].map((k) => Buffer.from(k))
-    const tombstoneKeys = envelopeKeys.length < batch ? [...this.tombstones.getKeys({ end, limit: batch - envelopeKeys.length })].map((k) => Buffer.from(k)) : []
-    for (const key of envelopeKeys) {
+    const liveFrom = this.liveFrom(now)
+    const end = atPrefix(liveFrom)
+    const logKeys = [...this.envelopes.getKeys({ end, limit: batch })].map((k) => Buffer.from(k))
+    const taken: EnvelopeKeys[] = []
+    for (const key of logKeys) {
       const sentAt = key.readUIntBE(0, AT_BYTES)
       const slot = this.ids.find(key, AT_BYTES)
       // the id may since have been stored again under another sent_at
       if (slot >= 0 && this.ids.sentAtOf(slot) === sentAt) {
         const box = this.boxes[this.ids.boxOf(slot)] as MailboxEntries
-        this.removeLive(box, box.indexOf(sentAt, key, AT_BYTES), key)
-        this.changeBucket(sentAt, 'live', -1, key, AT_BYTES)
+        taken.push(this.takeOut(box, box.indexOf(sentAt, key, AT_BYTES)))
       }
     }
+    // merged envelopes have no log key: each mailbox's oldest come first
+    let swept = logKeys.length
+    for (let visited = 0; visited < this.boxes.length && swept < batch; visited++) {
+      this.sweepSlot = (this.sweepSlot + 1) % this.boxes.length
+      const box = this.boxes[this.sweepSlot]
+      for (; box !== undefined && box.length > 0 && box.sentAt(0) < liveFrom && swept < batch; swept++) taken.push(this.takeOut(box, 0))
+    }
+    const tombstoneKeys = swept < batch ? [...this.tombstones.getKeys({ end, limit: batch - swept })].map((k) => Buffer.from(k)) : []
+    for (const keys of taken) this.changeBucket(keys.log.readUIntBE(0, AT_BYTES), 'live', -1, keys.log, AT_BYTES)
     for (const key of tombstoneKeys) {
       const sentAt = key.readUIntBE(0, AT_BYTES)
       const id = key.toString('hex', AT_BYTES, ID_END)
@@ -517,12 +605,13 @@ export class RelayStore {
         this.changeBucket(sentAt, 'deleted', -1, Buffer.from(id, 'hex'))
       }
     }
-    if (envelopeKeys.length + tombstoneKeys.length === 0) return 0
+    if (swept + tombstoneKeys.length === 0) return 0
     await this.root.batch(() => {
-      for (const key of envelopeKeys) this.envelopes.remove(key)
+      for (const key of logKeys) this.envelopes.remove(key)
+      for (const keys of taken) this.removeKeys(keys)
       for (const key of tombstoneKeys) this.tombstones.remove(key)
     })
-    return envelopeKeys.length + tombstoneKeys.length
+    return swept + tombstoneKeys.length
   }
 
   /** The digest of one bucket (zero counts when empty). */
@@ -544,11 +633,9 @@ export class RelayStore {
     const afterAt = opts.after !== undefined ? this.sentAtOf(opts.after) : undefined
     const start = afterAt !== undefined && opts.after !== undefined && bucketOf(afterAt) === bucket ? tombstoneKey(afterAt, opts.after) : atPrefix(from)
     const end = atPrefix(from + BUCKET_SECONDS)
-    // Three sources in (sent_at, id) order, merged on their first 22 key bytes: the envelopes
-    // table, the journaled envelopes lmdb may not have yet (those it has come out twice), tombstones.
-    const recent = [...this.unapplied.values()].map((e) => e.key)
-      .filter((k) => Buffer.compare(k, start) >= 0 && Buffer.compare(k, end) < 0).sort(Buffer.compare)
-    const heads = [copies(this.envelopes.getKeys({ start, end })), recent.values(), copies(this.tombstones.getKeys({ start, end }))]
+    // Two sources in (sent_at, id) order, merged on their first 22 key bytes: the live envelopes
+    // of every mailbox (in memory, wherever lmdb holds them), and tombstones.
+    const heads = [this.liveKeys(start, from + BUCKET_SECONDS), copies(this.tombstones.getKeys({ start, end }))]
     const current = heads.map((it) => it.next())
     const live: string[] = []
     const deleted: string[] = []
@@ -564,13 +651,10 @@ export class RelayStore {
       if (pick < 0) break
       const key = current[pick].value as Buffer
       current[pick] = heads[pick].next()
-      const fromLive = pick < 2
+      const fromLive = pick === 0
       const id = key.toString('hex', AT_BYTES, ID_END)
       if (id === opts.after || id === last) continue
-      const sentAt = key.readUIntBE(0, AT_BYTES)
-      const slot = fromLive ? this.ids.find(key, AT_BYTES) : -1
-      const known = fromLive ? slot >= 0 && this.ids.sentAtOf(slot) === sentAt : this.deleted.get(id)?.sentAt === sentAt
-      if (!known) continue
+      if (!fromLive && this.deleted.get(id)?.sentAt !== key.readUIntBE(0, AT_BYTES)) continue
       if (live.length + deleted.length >= limit) { more = true; break }
       if (fromLive) live.push(id)
       else deleted.push(id)
@@ -579,13 +663,152 @@ export class RelayStore {
     return { bucket, live, deleted, ...(more && last !== undefined ? { next: last } : {}) }
   }
 
+  /**
+   * `sent_at ‖ id` (22 bytes) of the live envelopes from `start` (such a key, or a 6-byte sent_at)
+   * to sent_at `to` (excluded), across all mailboxes in (sent_at, id) order: a k-way merge of
+   * the mailboxes' own orders.
+   */
+  private * liveKeys (start: Buffer, to: number): Generator<Buffer> {
+    const startAt = start.readUIntBE(0, AT_BYTES)
+    const heap: Cursor[] = []
+    for (const box of this.boxes) {
+      if (box === undefined) continue
+      const i = start.length > AT_BYTES ? box.lowerBound(startAt, start, AT_BYTES) : box.lowerBound(startAt)
+      if (i < box.length && box.sentAt(i) < to) heap.push({ box, i })
+    }
+    for (let k = (heap.length >> 1) - 1; k >= 0; k--) siftDown(heap, k)
+    while (heap.length > 0) {
+      const top = heap[0]
+      const key = Buffer.allocUnsafe(ID_END)
+      key.writeUIntBE(top.box.sentAt(top.i), 0, AT_BYTES)
+      top.box.copyId(top.i, key, AT_BYTES)
+      // the caller may stop here: the mailboxes must not be read after it changes them
+      yield key
+      top.i++
+      if (top.i >= top.box.length || top.box.sentAt(top.i) >= to) {
+        const lastCursor = heap.pop() as Cursor
+        if (heap.length === 0) break
+        heap[0] = lastCursor
+      }
+      siftDown(heap, 0)
+    }
+  }
+
   /** Envelopes and tombstones held in memory, for the operator's view of memory use. */
-  get size (): { envelopes: number, tombstones: number, mailboxes: number } {
-    return { envelopes: this.ids.size + this.pending.size, tombstones: this.deleted.size, mailboxes: this.boxSlots.size }
+  get size (): { envelopes: number, merged: number, tombstones: number, mailboxes: number } {
+    return { envelopes: this.ids.size + this.pending.size, merged: this.mergedCount, tombstones: this.deleted.size, mailboxes: this.boxSlots.size }
+  }
+
+  /**
+   * Merges the log into the mailbox table (see the header): every live envelope lmdb holds is
+   * appended, in mailbox order, to the other mailbox table; the store switches to it, then
+   * empties the old one and drops the merged keys from the log. Envelopes stored meanwhile stay
+   * in the log; deletes and expiry meanwhile reach the new table too. Runs a turn at a time
+   * (MERGE_TURN envelopes); a crash or close at any point loses nothing (the next open drops a
+   * half-written table, or the log's keys that the mailbox table also holds). Resolves when it
+   * is done; joins a merge already running.
+   */
+  async merge (): Promise<void> {
+    this.merging ??= this.runMerge().finally(() => { this.merging = undefined })
+    await this.merging
+  }
+
+  private async runMerge (): Promise<void> {
+    await this.apply()
+    const target = this.mailboxTables[1 - this.current]
+    await target.clearAsync()
+    this.target = target
+    // what is copied from the log, to be switched over once the new table is current
+    let ids = Buffer.allocUnsafe(16 * MERGE_TURN)
+    let ats = new Uint32Array(MERGE_TURN)
+    let fromLog = 0
+    try {
+      let written: Promise<unknown> = Promise.resolve()
+      // hex order is byte order: the keys come in ascending order, as appends need
+      const pubs = [...this.boxSlots.keys()].sort()
+      const liveFrom = this.liveFrom()
+      for (let p = 0; p < pubs.length;) {
+        // whole mailboxes per turn: their entries cannot shift under the copy
+        for (let n = 0; p < pubs.length && n < MERGE_TURN; p++) {
+          const box = this.mailbox(pubs[p])
+          if (box === undefined) continue
+          for (let i = box.lowerBound(liveFrom); i < box.length; i++, n++) {
+            const merged = box.isMerged(i)
+            const value = merged ? this.mailboxTable.getBinary(mergedKeyAt(box, i, readKey)) : this.envelopes.getBinary(keyAt(box, i, readKey))
+            // journaled since the merge began, not in lmdb yet: it stays in the log
+            if (value === undefined) continue
+            written = appendPut(target, mergedKeyAt(box, i), value)
+            if (merged) continue
+            if (fromLog === ats.length) {
+              const grownIds = Buffer.allocUnsafe(2 * ids.length)
+              ids.copy(grownIds)
+              const grownAts = new Uint32Array(2 * ats.length)
+              grownAts.set(ats)
+              ids = grownIds
+              ats = grownAts
+            }
+            box.copyId(i, ids, fromLog * 16)
+            ats[fromLog++] = box.sentAt(i)
+          }
+        }
+        if (this.closing) return
+        await nextTurn()
+      }
+      await written
+      await this.root.flushed
+      if (this.closing) return
+      await this.meta.put('merged', 1 - this.current)
+      await this.root.flushed
+    } finally {
+      this.target = undefined
+    }
+    const old = this.mailboxTables[this.current]
+    // the new table holds every merged envelope, and the log still holds the others
+    this.current = this.current === 0 ? 1 : 0
+    for (let k = 0; k < fromLog;) {
+      for (const end = Math.min(fromLog, k + 4 * MERGE_TURN); k < end; k++) {
+        const slot = this.ids.find(ids, k * 16)
+        if (slot < 0 || this.ids.sentAtOf(slot) !== ats[k]) continue
+        const box = this.boxes[this.ids.boxOf(slot)] as MailboxEntries
+        const i = box.indexOf(ats[k], ids, k * 16)
+        if (i >= 0 && !box.isMerged(i)) {
+          box.markMerged(i)
+          this.mergedCount++
+        }
+      }
+      if (this.closing) return
+      await nextTurn()
+    }
+    await old.clearAsync()
+    await this.dropMergedFromLog()
+  }
+
+  /** Removes from the log, in key order, the keys of envelopes the mailbox table now holds. */
+  private async dropMergedFromLog (): Promise<void> {
+    let removed: Promise<unknown> = Promise.resolve()
+    let start: Buffer | undefined
+    for (;;) {
+      const keys = [...this.envelopes.getKeys({ start, limit: 4 * MERGE_TURN })].map((k) => Buffer.from(k))
+      for (const key of keys) {
+        if (start !== undefined && key.equals(start)) continue
+        const sentAt = key.readUIntBE(0, AT_BYTES)
+        const slot = this.ids.find(key, AT_BYTES)
+        if (slot < 0 || this.ids.sentAtOf(slot) !== sentAt) continue
+        const box = this.boxes[this.ids.boxOf(slot)] as MailboxEntries
+        const i = box.indexOf(sentAt, key, AT_BYTES)
+        if (i >= 0 && box.isMerged(i)) removed = this.envelopes.remove(key)
+      }
+      if (keys.length < 4 * MERGE_TURN || this.closing) break
+      start = keys[keys.length - 1]
+      await nextTurn()
+    }
+    await removed
+    await this.root.flushed
   }
 
   async close (): Promise<void> {
     this.closing = true
+    await this.merging?.catch(() => {})
     await this.apply()
     await this.journal.close()
     await this.root.flushed
@@ -596,10 +819,20 @@ export class RelayStore {
 
   /** Rebuilds the indexes from the keys of live envelopes and tombstones. */
   private load (): void {
-    const start = atPrefix(this.liveFrom())
+    const liveFrom = this.liveFrom()
+    const start = atPrefix(liveFrom)
     let last: MailboxEntries | undefined
-    // keys arrive in (sent_at, id) order: each insert is an append
-    for (const key of this.envelopes.getKeys({ start })) last = this.index(key, last)
+    // keys arrive in (mailbox, sent_at, id) and then in (sent_at, id) order: inserts are appends
+    for (const key of this.mailboxTable.getKeys()) {
+      if (key.readUIntBE(MERGED.at, AT_BYTES) >= liveFrom) last = this.index(key, MERGED, last)
+    }
+    // a merge that stopped before it dropped them from the log leaves copies there
+    const copiesInLog: Buffer[] = []
+    for (const key of this.envelopes.getKeys({ start })) {
+      if (this.ids.find(key, AT_BYTES) >= 0) copiesInLog.push(Buffer.from(key))
+      else last = this.index(key, LOG, last)
+    }
+    if (copiesInLog.length > 0) this.root.transactionSync(() => { for (const key of copiesInLog) this.envelopes.removeSync(key) })
     for (const { key, value } of this.tombstones.getRange({ start })) {
       const sentAt = key.readUIntBE(0, AT_BYTES)
       const id = key.toString('hex', AT_BYTES, ID_END)
@@ -608,20 +841,31 @@ export class RelayStore {
     }
   }
 
-  /** Adds a committed envelope, by its lmdb key, to the indexes; `recent` is tried as its mailbox first. */
-  private index (key: Buffer, recent?: MailboxEntries): MailboxEntries {
-    const sentAt = key.readUIntBE(0, AT_BYTES)
-    const box = recent !== undefined && key.compare(recent.recipient, 0, 32, ID_END, RECIPIENT_END) === 0
+  /** Adds a committed envelope, by its key in `layout`, to the indexes; `recent` is tried as its mailbox first. */
+  private index (key: Buffer, layout: KeyLayout, recent?: MailboxEntries): MailboxEntries {
+    const sentAt = key.readUIntBE(layout.at, AT_BYTES)
+    const r = layout.recipient
+    const box = recent !== undefined && key.compare(recent.recipient, 0, 32, r, r + 32) === 0
       ? recent
-      : (this.mailbox(key.toString('hex', ID_END, RECIPIENT_END)) ?? this.newMailbox(key.toString('hex', ID_END, RECIPIENT_END)))
-    box.insert(sentAt, key, AT_BYTES, key, RECIPIENT_END)
-    this.ids.set(key, AT_BYTES, box.slot, sentAt)
-    this.changeBucket(sentAt, 'live', +1, key, AT_BYTES)
+      : (this.mailbox(key.toString('hex', r, r + 32)) ?? this.newMailbox(key.toString('hex', r, r + 32)))
+    box.insert(sentAt, key, layout.id, key, layout.sender, layout.merged)
+    this.ids.set(key, layout.id, box.slot, sentAt)
+    this.changeBucket(sentAt, 'live', +1, key, layout.id)
+    if (layout.merged) this.mergedCount++
     return box
   }
 
-  /** The stored value under `key` (written by keyAt), from lmdb or, before it has it, from the journal's copy. */
-  private valueAt (key: Buffer): Buffer | undefined {
+  private get mailboxTable (): Database<Buffer, Buffer> {
+    return this.mailboxTables[this.current]
+  }
+
+  /**
+   * Entry i's stored value (a view of lmdb's read buffer, valid until the next read): from the
+   * mailbox table or the log, or, before lmdb has it, from the journal's copy.
+   */
+  private valueAt (box: MailboxEntries, i: number): Buffer | undefined {
+    if (box.isMerged(i)) return this.mailboxTable.getBinaryFast(mergedKeyAt(box, i, readKey))
+    const key = keyAt(box, i, readKey)
     const value = this.envelopes.getBinaryFast(key)
     if (value !== undefined || this.unapplied.size === 0) return value
     return this.unapplied.get(key.toString('hex', AT_BYTES, ID_END))?.value
@@ -662,11 +906,21 @@ export class RelayStore {
     return this.pending.get(id)?.sentAt ?? this.deleted.get(id)?.sentAt ?? this.findLive(id)?.sentAt
   }
 
-  /** Removes entry `index` of `box` (its lmdb key is `key`) from the in-memory indexes. */
-  private removeLive (box: MailboxEntries, index: number, key: Buffer): void {
-    if (index >= 0) box.removeAt(index)
-    this.ids.delete(key, AT_BYTES)
+  /** Takes entry i of `box` out of the in-memory indexes; returns its keys, for `removeKeys`. */
+  private takeOut (box: MailboxEntries, i: number): EnvelopeKeys {
+    const keys = { log: keyAt(box, i), merged: mergedKeyAt(box, i) }
+    if (box.isMerged(i)) this.mergedCount--
+    box.removeAt(i)
+    this.ids.delete(keys.log, AT_BYTES)
     this.dropIfEmpty(box)
+    return keys
+  }
+
+  /** In an lmdb batch: an envelope out of every table that may hold it (a merge may be copying it). */
+  private removeKeys (keys: EnvelopeKeys): void {
+    this.envelopes.remove(keys.log)
+    this.mailboxTable.remove(keys.merged)
+    this.target?.remove(keys.merged)
   }
 
   private liveCount (box: MailboxEntries, now: number): number {
@@ -699,10 +953,15 @@ export class RelayStore {
 
   // ---- format 1 (tables keyed by mailbox, before the in-memory indexes) ----
 
-  /** Moves a format-1 store (mailbox, ids, time, counts, sender_counts, buckets) into format 2, once. */
+  /** Moves a format-1 store (mailbox, ids, time, counts, sender_counts, buckets) into the log, once. */
   private migrateFormat1 (): void {
-    const meta = this.root.openDB<number, string>({ name: 'meta' })
+    const meta = this.meta
+    // format 2 is format 3 with nothing merged yet
     if (meta.get('format') === FORMAT) return
+    if (meta.get('format') === 2) {
+      meta.putSync('format', FORMAT)
+      return
+    }
     const oldMailbox = this.root.openDB<Envelope, [string, number, string]>({ name: 'mailbox' })
     const oldIds = this.root.openDB<{ recipient_pub: string, sent_at: number, deleted?: DeleteProof }, string>({ name: 'ids' })
     const oldTables = ['time', 'counts', 'sender_counts', 'buckets'].map((name) => this.root.openDB({ name }))

@@ -60,9 +60,11 @@ describe('a 4-validator testnet on loopback', { timeout: 180_000 }, () => {
       assert.equal(new Set(details.map((d) => d.block_hash)).size, 1, 'one block hash on every node')
       assert.equal(new Set(details.map((d) => d.block_index)).size, 1)
     }
-    const peers = await nodes[0].client.request<{ peers: Array<{ version?: string }> }>('GET', '/api/peers')
-    assert.equal(peers.peers.length, 3)
-    assert.ok(peers.peers.every((p) => typeof p.version === 'string'), 'peers carry the version they announced')
+    // a peer's version arrives with its status announcement, which may follow the connection by a few seconds
+    await waitFor(async () => {
+      const peers = await nodes[0].client.request<{ peers: Array<{ version?: string }> }>('GET', '/api/peers')
+      return peers.peers.length === 3 && peers.peers.every((p) => typeof p.version === 'string')
+    }, 15_000, { message: 'node 0 does not list 3 peers with the version each announced' })
     const validators = await nodes[1].client.request<{ count: number }>('GET', '/api/validators')
     assert.equal(validators.count, 4)
   })

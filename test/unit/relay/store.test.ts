@@ -51,26 +51,33 @@ describe('RelayStore durability', () => {
     })
   })
 
-  test('every id answered before kill -9 is on disk after it', async () => {
-    await withTempDir(async (dir) => {
-      const child = spawn(process.execPath, [join(fileURLToPath(new URL('.', import.meta.url)), 'crash-child.js'), dir], { stdio: ['ignore', 'pipe', 'inherit'] })
-      const answered: Envelope[] = []
-      const lines = createInterface({ input: child.stdout })
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-      for await (const line of lines) {
-        answered.push(JSON.parse(line) as Envelope)
-        if (answered.length === 300) { child.kill('SIGKILL'); break }
-      }
-      await exited
-      const store = RelayStore.open(dir, { ttlMs: DAY, clock: { now: Date.now } })
-      try {
-        const missing = answered.filter((e) => store.get(e.id) === undefined)
-        assert.deepEqual(missing.map((e) => e.id), [])
-      } finally {
-        await store.close()
-      }
+  for (const mergeMin of [undefined, 100]) {
+    test(`every id answered before kill -9 is on disk after it, exactly once${mergeMin === undefined ? '' : ', with merges running'}`, async () => {
+      await withTempDir(async (dir) => {
+        const args = [join(fileURLToPath(new URL('.', import.meta.url)), 'crash-child.js'), dir, ...(mergeMin === undefined ? [] : [String(mergeMin)])]
+        const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+        const answered: Envelope[] = []
+        const lines = createInterface({ input: child.stdout })
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+        for await (const line of lines) {
+          answered.push(JSON.parse(line) as Envelope)
+          if (answered.length === 1500) { child.kill('SIGKILL'); break }
+        }
+        await exited
+        const store = RelayStore.open(dir, { ttlMs: DAY, clock: { now: Date.now } })
+        try {
+          const missing = answered.filter((e) => store.get(e.id) === undefined)
+          assert.deepEqual(missing.map((e) => e.id), [])
+          const page = store.inbox(answered[0].recipient_pub, { limit: 10_000 })
+          assert.equal(new Set(page.items.map((e) => e.id)).size, page.items.length, 'an envelope served twice')
+          assert.equal(page.items.length, store.count(answered[0].recipient_pub))
+          if (mergeMin !== undefined) assert.ok(store.size.merged > 0, 'no merge had finished: the test did not test merging')
+        } finally {
+          await store.close()
+        }
+      })
     })
-  })
+  }
 
   test('a burst past the apply batch (5000) all reaches lmdb; one deleted before it is applied stays deleted', async () => {
     await withTempDir(async (dir) => {
@@ -275,6 +282,138 @@ describe('RelayStore deletes and digests', () => {
       assert.deepEqual([...p1.deleted, ...p2.deleted], [es[1].id])
       await a.close()
       await b.close()
+    })
+  })
+})
+
+describe('RelayStore merge (the log into the mailbox table)', () => {
+  /** Everything a reader can see of a store, for before/after comparisons. */
+  function view (store: RelayStore, boxes: string[], ids: string[], hours: number[]): unknown {
+    return {
+      pages: boxes.map((pub) => store.inbox(pub, { limit: 10_000 })),
+      paged: boxes.map((pub) => store.inbox(pub, { limit: 3, since: T0S + 600, after: undefined })),
+      gets: ids.map((id) => store.get(id) ?? null),
+      digests: store.digests(hours[0], hours[hours.length - 1]),
+      buckets: hours.map((h) => [store.idsInBucket(h, { limit: 7 }), store.idsInBucket(h)])
+    }
+  }
+
+  function tableCounts (dir: string): { log: number, mailboxes: number[] } {
+    const raw = open({ path: dir, readOnly: true })
+    try {
+      const count = (name: string): number => raw.openDB({ name, keyEncoding: 'binary', encoding: 'binary' }).getKeysCount()
+      return { log: count('envelopes'), mailboxes: [count('mailboxes-0'), count('mailboxes-1')] }
+    } finally {
+      void raw.close()
+    }
+  }
+
+  test('pages, gets, digests and bucket ids are the same before, after and after reopening; the log is left empty', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const senders = [newClient(), newClient()]
+      const boxes = [newClient().pub, newClient().pub, newClient().pub]
+      const es = Array.from({ length: 90 }, (_, i) => env(senders[i % 2], boxes[i % 3], T0S - 3 * 3600 + Math.floor(Math.random() * 3 * 3600)))
+      const hours = [bucketOf(T0S) - 3, bucketOf(T0S) - 2, bucketOf(T0S) - 1, bucketOf(T0S)]
+      let store = RelayStore.open(dir, { ttlMs: DAY, clock, autoMerge: false })
+      for (const e of es) assert.equal(await store.put(e), true)
+      for (const e of [es[4], es[50]]) assert.equal(await store.delete(e.id, e.recipient_pub, proof(e)), 'deleted')
+      const ids = es.map((e) => e.id)
+      let before = view(store, boxes, ids, hours)
+      assert.equal(store.size.merged, 0)
+
+      await store.merge()
+      assert.equal(store.size.merged, 88)
+      assert.deepEqual(view(store, boxes, ids, hours), before)
+      // a new envelope goes to the log, and pages interleave it with the merged ones
+      const late = env(senders[0], boxes[0], T0S - 3600)
+      assert.equal(await store.put(late), true)
+      const page = store.inbox(boxes[0], { limit: 10_000 }).items
+      assert.deepEqual(page.map((e) => e.id), [...page].sort((a, b) => a.sent_at - b.sent_at || (a.id < b.id ? -1 : 1)).map((e) => e.id))
+      assert.ok(page.some((e) => e.id === late.id))
+      assert.equal(await store.delete(late.id, boxes[0], proof(late)), 'deleted')
+      before = view(store, boxes, ids, hours)
+      await store.close()
+      assert.deepEqual(tableCounts(dir), { log: 0, mailboxes: [0, 88] })
+
+      store = RelayStore.open(dir, { ttlMs: DAY, clock, autoMerge: false })
+      assert.equal(store.size.merged, 88)
+      assert.deepEqual(view(store, boxes, ids, hours), before)
+      // and once more: into the first table again
+      await store.merge()
+      assert.deepEqual(view(store, boxes, ids, hours), before)
+      await store.close()
+      assert.deepEqual(tableCounts(dir), { log: 0, mailboxes: [88, 0] })
+    })
+  })
+
+  test('deletes while a merge runs reach the new table: nothing deleted comes back after reopening', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const alice = newClient()
+      const boxes = Array.from({ length: 40 }, () => newClient().pub)
+      // several turns of copying (2,000 envelopes a turn)
+      const es = Array.from({ length: 6000 }, (_, i) => env(alice, boxes[i % boxes.length], T0S - Math.floor(Math.random() * 3600), `m${i}`))
+      let store = RelayStore.open(dir, { ttlMs: DAY, clock, sync: false, autoMerge: false, limits: { maxPerMailbox: 10_000, maxPerSender: 10_000 } })
+      await Promise.all(es.map(async (e) => await store.put(e)))
+      const merging = store.merge()
+      const gone: Envelope[] = []
+      for (let turn = 0; turn < 12; turn++) {
+        await new Promise((resolve) => setImmediate(resolve))
+        // from the first and the last mailboxes in copy order: copied already, and not yet
+        for (const e of [es[turn], es[5999 - turn]]) {
+          assert.equal(await store.delete(e.id, e.recipient_pub, proof(e)), 'deleted')
+          gone.push(e)
+        }
+      }
+      await merging
+      assert.equal(gone.filter((e) => store.get(e.id) !== undefined).length, 0)
+      await store.close()
+      assert.deepEqual(tableCounts(dir).mailboxes.reduce((a, b) => a + b) + tableCounts(dir).log, es.length - gone.length)
+      store = RelayStore.open(dir, { ttlMs: DAY, clock })
+      assert.equal(gone.filter((e) => store.get(e.id) !== undefined || !store.has(e.id)).length, 0, 'a deleted envelope came back, or lost its tombstone')
+      assert.equal(boxes.reduce((n, pub) => n + store.count(pub), 0), es.length - gone.length)
+      await store.close()
+    })
+  })
+
+  test('merged envelopes expire: never served after the TTL, and the sweep removes them from disk', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const alice = newClient()
+      const bob = newClient()
+      const store = RelayStore.open(dir, { ttlMs: DAY, clock, autoMerge: false })
+      const old = [env(alice, bob.pub, T0S - 100), env(alice, bob.pub, T0S - 50)]
+      for (const e of old) await store.put(e)
+      await store.merge()
+      const fresh = env(alice, bob.pub, T0S + 3600)
+      await store.put(fresh)
+      clock.advance(DAY - 10_000)
+      assert.deepEqual(store.inbox(bob.pub, { limit: 10 }).items.map((e) => e.id), [fresh.id])
+      assert.equal(store.get(old[0].id), undefined)
+      assert.equal(await store.sweepExpired(clock.now(), 1), 1)
+      assert.equal(await store.sweepExpired(clock.now(), 10), 1)
+      assert.equal(await store.sweepExpired(clock.now(), 10), 0)
+      assert.equal(store.size.merged, 0)
+      await store.close()
+      assert.deepEqual(tableCounts(dir), { log: 1, mailboxes: [0, 0] })
+    })
+  })
+
+  test('the log is merged by itself once it holds mergeMin envelopes and half as many as the mailbox table', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const alice = newClient()
+      const bob = newClient()
+      const store = RelayStore.open(dir, { ttlMs: DAY, clock, mergeMin: 50 })
+      for (let i = 0; i < 49; i++) await store.put(env(alice, bob.pub, T0S + i))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      assert.equal(store.size.merged, 0)
+      await store.put(env(alice, bob.pub, T0S + 49))
+      for (let wait = 0; store.size.merged < 50 && wait < 100; wait++) await new Promise((resolve) => setTimeout(resolve, 50))
+      assert.equal(store.size.merged, 50)
+      assert.equal(store.count(bob.pub), 50)
+      await store.close()
     })
   })
 })
