@@ -173,7 +173,16 @@ export class RelayService extends EventEmitter<RelayEvents> {
     this.log = opts.logger.child({ module: 'relay' })
     this.sweepIntervalMs = opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS
     this.sweepBatch = opts.sweepBatch ?? DEFAULT_SWEEP_BATCH
-    this.store = RelayStore.open(join(opts.dataDir, 'relay'), { ttlMs: this.ttlMs, clock: this.clock, limits: opts.limits, sync: opts.sync })
+    this.store = RelayStore.open(join(opts.dataDir, 'relay'), {
+      ttlMs: this.ttlMs,
+      clock: this.clock,
+      limits: opts.limits,
+      sync: opts.sync,
+      onMerged: (outcome) => {
+        if ('error' in outcome) this.log.error({ err: outcome.error }, 'merging the mailbox log into the mailbox table failed; the store goes on reading both')
+        else this.log.info({ envelopes: outcome.envelopes, ms: outcome.ms }, 'mailbox log merged into the mailbox table')
+      }
+    })
   }
 
   /** The node's X25519 seal key, hex (sender_pub of envelopes from POST /relay/send). */

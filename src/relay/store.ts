@@ -102,6 +102,8 @@ export interface RelayStoreOptions {
   autoMerge?: boolean
   /** the log's size that starts a merge (default MERGE_MIN) */
   mergeMin?: number
+  /** told how each merge ended (for the operator's log) */
+  onMerged?: (outcome: { envelopes: number, ms: number } | { error: unknown }) => void
 }
 
 export interface InboxPage<T> {
@@ -316,6 +318,7 @@ export class RelayStore {
   private target: Database<Buffer, Buffer> | undefined
   private readonly autoMerge: boolean
   private readonly mergeMin: number
+  private readonly onMerged: RelayStoreOptions['onMerged']
   /** where the sweep of merged envelopes goes on from, by mailbox slot */
   private sweepSlot = 0
   private closing = false
@@ -334,6 +337,7 @@ export class RelayStore {
     this.clock = opts.clock
     this.autoMerge = opts.autoMerge ?? true
     this.mergeMin = opts.mergeMin ?? MERGE_MIN
+    this.onMerged = opts.onMerged
     this.migrateFormat1()
     // (a merge that did not finish leaves the other table partly written: the next merge empties it)
     this.current = this.meta.get('merged') === 1 ? 1 : 0
@@ -585,7 +589,8 @@ export class RelayStore {
       // the id may since have been stored again under another sent_at
       if (slot >= 0 && this.ids.sentAtOf(slot) === sentAt) {
         const box = this.boxes[this.ids.boxOf(slot)] as MailboxEntries
-        taken.push(this.takeOut(box, box.indexOf(sentAt, key, AT_BYTES)))
+        const i = box.indexOf(sentAt, key, AT_BYTES)
+        if (i >= 0) taken.push(this.takeOut(box, i))
       }
     }
     // merged envelopes have no log key: each mailbox's oldest come first
@@ -709,7 +714,11 @@ export class RelayStore {
    * mailbox table also holds). Resolves when it is done; joins a merge already running.
    */
   async merge (): Promise<void> {
-    this.merging ??= this.runMerge().finally(() => { this.merging = undefined })
+    const started = Date.now()
+    this.merging ??= this.runMerge().then(
+      () => { if (!this.closing) this.onMerged?.({ envelopes: this.mergedCount, ms: Date.now() - started }) },
+      (error: unknown) => { this.onMerged?.({ error }); throw error }
+    ).finally(() => { this.merging = undefined })
     await this.merging
   }
 
@@ -722,6 +731,9 @@ export class RelayStore {
     let ids = Buffer.allocUnsafe(16 * 1024)
     let ats = new Uint32Array(1024)
     let fromLog = 0
+    // an append out of key order is refused (resolves false), and its envelope would be lost
+    let refused = 0
+    const checkAppend = (ok: boolean): void => { if (!ok) refused++ }
     try {
       let written: Promise<unknown> = Promise.resolve()
       // hex order is byte order: the keys come in ascending order, as appends need
@@ -737,7 +749,7 @@ export class RelayStore {
             const value = merged ? this.mailboxTable.getBinary(mergedKeyAt(box, i, readKey)) : this.envelopes.getBinary(keyAt(box, i, readKey))
             // journaled since the merge began, not in lmdb yet: it stays in the log
             if (value === undefined) continue
-            written = appendPut(target, mergedKeyAt(box, i), value)
+            written = appendPut(target, mergedKeyAt(box, i), value).then(checkAppend)
             if (merged) continue
             if (fromLog === ats.length) {
               const grownIds = Buffer.allocUnsafe(2 * ids.length)
@@ -757,6 +769,7 @@ export class RelayStore {
       }
       await written
       await this.root.flushed
+      if (refused > 0) throw new Error(`the merge stopped: lmdb refused ${refused} appends as out of key order (the store keeps reading the tables it had)`)
       if (this.closing) return
       await this.meta.put('merged', 1 - this.current)
       await this.root.flushed
