@@ -62,6 +62,8 @@ const MERGE_MIN = 20_000
 const MERGE_TURN_MS = 5
 /** and switches, or removes in one transaction, this many envelopes at a time. */
 const MERGE_TURN = 2_000
+/** Mailboxes one sweep call looks at for expired merged envelopes (~1 ms of the loop) */
+const SWEEP_MAILBOXES = 50_000
 const FORMAT = 3
 const ZERO_XOR = '0'.repeat(32)
 const NEWLINE = 0x0a
@@ -593,9 +595,10 @@ export class RelayStore {
         if (i >= 0) taken.push(this.takeOut(box, i))
       }
     }
-    // merged envelopes have no log key: each mailbox's oldest come first
+    // merged envelopes have no log key: each mailbox's oldest come first (at most
+    // SWEEP_MAILBOXES mailboxes a call, going on from where the last call stopped)
     let swept = logKeys.length
-    for (let visited = 0; visited < this.boxes.length && swept < batch; visited++) {
+    for (let visited = 0; visited < Math.min(this.boxes.length, SWEEP_MAILBOXES) && swept < batch; visited++) {
       this.sweepSlot = (this.sweepSlot + 1) % this.boxes.length
       const box = this.boxes[this.sweepSlot]
       for (; box !== undefined && box.length > 0 && box.sentAt(0) < liveFrom && swept < batch; swept++) taken.push(this.takeOut(box, 0))
