@@ -74,7 +74,6 @@ const x25519 = (what: string): z.ZodType<string> =>
   z.string().regex(HEX64, `must be a 64-character hex ${what}`).transform((s) => s.toLowerCase())
 
 export const Base64TextSchema = base64String('must be standard base64 with padding')
-const base64 = Base64TextSchema
 
 export const X25519PubSchema = x25519('X25519 public key')
 export const Ed25519PubSchema = z.string().regex(HEX64, 'must be a 64-character hex Ed25519 public key').transform((s) => s.toLowerCase())
@@ -88,10 +87,10 @@ export const EnvelopeUploadSchema = z.object({
     .meta({ description: 'sender master Ed25519 pubkey, hex; empty string when none' }),
   fee_ut: z.number().int('must be an integer').min(0, 'must not be negative').max(Number.MAX_SAFE_INTEGER).default(0)
     .meta({ description: 'µT; 0 in the end-to-end path (docs/relay.md)' }),
-  fee_sig: base64.nullable().default(null).meta({ description: 'base64 or null; null in the end-to-end path' }),
-  nonce: base64.refine((s) => fromBase64(s)?.length === NONCE_BYTES, `must be the base64 of exactly ${NONCE_BYTES} bytes`)
+  fee_sig: Base64TextSchema.nullable().default(null).meta({ description: 'base64 or null; null in the end-to-end path' }),
+  nonce: Base64TextSchema.refine((s) => fromBase64(s)?.length === NONCE_BYTES, `must be the base64 of exactly ${NONCE_BYTES} bytes`)
     .meta({ description: 'base64 of the 24-byte NaCl box nonce' }),
-  ciphertext: base64.min(1, 'must not be empty')
+  ciphertext: Base64TextSchema.min(1, 'must not be empty')
     .meta({ description: `base64 of the NaCl box ciphertext, at most ${MAX_CIPHERTEXT_BYTES} bytes decoded` }),
   sent_at: z.number().optional().meta({ description: 'unix s; replaced by the node clock' })
 }).meta({ id: 'RelayEnvelope' })
@@ -103,9 +102,9 @@ export const PeerEnvelopeSchema = z.object({
   recipient_pub: z.string().regex(LOWER_HEX64, 'must be 64 lowercase hex characters'),
   sender_ed25519_pub: z.union([z.literal(''), z.string().regex(LOWER_HEX64, 'must be 64 lowercase hex characters or empty')]),
   fee_ut: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
-  fee_sig: base64.nullable(),
-  nonce: base64.refine((s) => fromBase64(s)?.length === NONCE_BYTES, `must be the base64 of exactly ${NONCE_BYTES} bytes`),
-  ciphertext: base64.min(1, 'must not be empty'),
+  fee_sig: Base64TextSchema.nullable(),
+  nonce: Base64TextSchema.refine((s) => fromBase64(s)?.length === NONCE_BYTES, `must be the base64 of exactly ${NONCE_BYTES} bytes`),
+  ciphertext: Base64TextSchema.min(1, 'must not be empty'),
   sent_at: z.number().int().min(0)
 })
 
@@ -114,7 +113,7 @@ export const DeleteProofSchema = z.object({
   recipient_pub: z.string().regex(LOWER_HEX64),
   sent_at: z.number().int().min(0),
   ed25519_pub: z.string().regex(LOWER_HEX64),
-  sig: base64,
+  sig: Base64TextSchema,
   ts: z.number().int(),
   text: z.string().max(256)
 })
@@ -127,7 +126,7 @@ const unixSeconds = z.union([
 /** {ed25519_pub, sig, ts}: the owner's signature on a delete or a read. */
 export const OwnerProofSchema = z.object({
   ed25519_pub: Ed25519PubSchema.meta({ description: 'Ed25519 pubkey linked to the mailbox through the identity registry' }),
-  sig: base64.refine((s) => fromBase64(s)?.length === 64, 'must be the base64 of a 64-byte Ed25519 signature'),
+  sig: Base64TextSchema.refine((s) => fromBase64(s)?.length === 64, 'must be the base64 of a 64-byte Ed25519 signature'),
   ts: unixSeconds.meta({ description: 'unix s, within ±5 minutes of the node clock' })
 }).meta({ id: 'RelayOwnerProof' })
 export type OwnerProof = z.output<typeof OwnerProofSchema>

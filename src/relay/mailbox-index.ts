@@ -6,7 +6,8 @@
  *
  *   MailboxEntries  one mailbox's committed envelopes in (sent_at, id) order: parallel arrays of
  *                   sent_at (u32), id (16 bytes), sender key (32 bytes) and which lmdb table
- *                   holds it (u8: the log, or the merged mailbox table; store.ts)
+ *                   holds it (u8: the log, the merged mailbox table, or the log while a running
+ *                   merge has copied it; store.ts)
  *   IdTable         open-addressing hash (linear probing, backward-shift deletion) from a
  *                   16-byte id to (mailbox slot, sent_at); ids are sha256 prefixes, so their
  *                   first bytes are the hash
@@ -18,6 +19,12 @@
 export const ID_BYTES = 16
 /** an X25519 key */
 export const PUB_BYTES = 32
+
+// where an entry's value is (MailboxEntries.merged)
+const IN_LOG = 0
+const MERGED = 1
+/** in the log, and copied into the table a running merge writes */
+const COPIED = 2
 
 /** Compares 16-byte ids at offsets without allocating. */
 function compareIds (a: Uint8Array, aOff: number, b: Uint8Array, bOff: number): number {
@@ -46,11 +53,24 @@ export class MailboxEntries {
 
   /** Whether entry i is in the merged mailbox table (else in the log). */
   isMerged (i: number): boolean {
-    return this.merged[i] === 1
+    return this.merged[i] === MERGED
   }
 
-  markMerged (i: number): void {
-    this.merged[i] = 1
+  /** Marks entry i, still read from the log, as copied by a running merge (one that stops leaves the mark, which reads as the log, for the next to set again). */
+  markCopied (i: number): void {
+    this.merged[i] = COPIED
+  }
+
+  /** Once the merge's table is current: every copied entry is merged; returns how many. */
+  promoteCopied (): number {
+    let n = 0
+    for (let i = 0; i < this.length; i++) {
+      if (this.merged[i] === COPIED) {
+        this.merged[i] = MERGED
+        n++
+      }
+    }
+    return n
   }
 
   idHex (i: number): string {
@@ -97,7 +117,7 @@ export class MailboxEntries {
       this.senderBytes.copyWithin((i + 1) * PUB_BYTES, i * PUB_BYTES, this.length * PUB_BYTES)
     }
     this.at[i] = sentAt
-    this.merged[i] = merged ? 1 : 0
+    this.merged[i] = merged ? MERGED : IN_LOG
     // copy, not set(subarray(...)): no view allocated for every stored envelope
     id.copy(this.idBytes, i * ID_BYTES, idOff, idOff + ID_BYTES)
     sender.copy(this.senderBytes, i * PUB_BYTES, senderOff, senderOff + PUB_BYTES)

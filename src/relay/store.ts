@@ -585,15 +585,15 @@ export class RelayStore {
     const end = atPrefix(liveFrom)
     const logKeys = [...this.envelopes.getKeys({ end, limit: batch })].map((k) => Buffer.from(k))
     const taken: EnvelopeKeys[] = []
+    // log keys of no indexed envelope (the id may since have been stored again under another sent_at)
+    const strayLogKeys: Buffer[] = []
     for (const key of logKeys) {
       const sentAt = key.readUIntBE(0, AT_BYTES)
       const slot = this.ids.find(key, AT_BYTES)
-      // the id may since have been stored again under another sent_at
-      if (slot >= 0 && this.ids.sentAtOf(slot) === sentAt) {
-        const box = this.boxes[this.ids.boxOf(slot)] as MailboxEntries
-        const i = box.indexOf(sentAt, key, AT_BYTES)
-        if (i >= 0) taken.push(this.takeOut(box, i))
-      }
+      const box = slot >= 0 && this.ids.sentAtOf(slot) === sentAt ? this.boxes[this.ids.boxOf(slot)] as MailboxEntries : undefined
+      const i = box?.indexOf(sentAt, key, AT_BYTES) ?? -1
+      if (box !== undefined && i >= 0) taken.push(this.takeOut(box, i))
+      else strayLogKeys.push(key)
     }
     // merged envelopes have no log key: each mailbox's oldest come first (at most
     // SWEEP_MAILBOXES mailboxes a call, going on from where the last call stopped)
@@ -615,7 +615,7 @@ export class RelayStore {
     }
     if (swept + tombstoneKeys.length === 0) return 0
     await this.root.batch(() => {
-      for (const key of logKeys) this.envelopes.remove(key)
+      for (const key of strayLogKeys) this.envelopes.remove(key)
       for (const keys of taken) this.removeKeys(keys)
       for (const key of tombstoneKeys) this.tombstones.remove(key)
     })
@@ -712,7 +712,7 @@ export class RelayStore {
    * appended, in mailbox order, to the other mailbox table; the store switches to it, then
    * empties the old one and drops the merged keys from the log. Envelopes stored meanwhile stay
    * in the log; deletes and expiry meanwhile reach the new table too. Runs a turn at a time
-   * (MERGE_TURN_MS of copying, or MERGE_TURN envelopes); a crash or close at any point loses nothing (the next open ignores
+   * (MERGE_TURN_MS of copying or switching, MERGE_TURN keys per removal); a crash or close at any point loses nothing (the next open ignores
    * a half-written table, which the next merge empties first, and drops the log's keys that the
    * mailbox table also holds). Resolves when it is done; joins a merge already running.
    */
@@ -730,17 +730,13 @@ export class RelayStore {
     const target = this.mailboxTables[1 - this.current]
     await this.removeWhere(target, () => true)
     this.target = target
-    // what is copied from the log, to be switched over once the new table is current
-    let ids = Buffer.allocUnsafe(16 * 1024)
-    let ats = new Uint32Array(1024)
-    let fromLog = 0
+    // hex order is byte order: the keys come in ascending order, as appends need
+    const pubs = [...this.boxSlots.keys()].sort()
     // an append out of key order is refused (resolves false), and its envelope would be lost
     let refused = 0
     const checkAppend = (ok: boolean): void => { if (!ok) refused++ }
     try {
       let written: Promise<unknown> = Promise.resolve()
-      // hex order is byte order: the keys come in ascending order, as appends need
-      const pubs = [...this.boxSlots.keys()].sort()
       const liveFrom = this.liveFrom()
       for (let p = 0; p < pubs.length;) {
         // whole mailboxes per turn: their entries cannot shift under the copy
@@ -753,17 +749,8 @@ export class RelayStore {
             // journaled since the merge began, not in lmdb yet: it stays in the log
             if (value === undefined) continue
             written = appendPut(target, mergedKeyAt(box, i), value).then(checkAppend)
-            if (merged) continue
-            if (fromLog === ats.length) {
-              const grownIds = Buffer.allocUnsafe(2 * ids.length)
-              ids.copy(grownIds)
-              const grownAts = new Uint32Array(2 * ats.length)
-              grownAts.set(ats)
-              ids = grownIds
-              ats = grownAts
-            }
-            box.copyId(i, ids, fromLog * 16)
-            ats[fromLog++] = box.sentAt(i)
+            // the mark moves with the entry as its mailbox changes, and goes with it when deleted
+            if (!merged) box.markCopied(i)
           }
         }
         // the table is left part-written: the next merge empties it first
@@ -780,18 +767,11 @@ export class RelayStore {
       this.target = undefined
     }
     const old = this.mailboxTables[this.current]
-    // the new table holds every merged envelope, and the log still holds the others
+    // the new table holds every merged envelope, and the log still holds the others, copied ones included
     this.current = this.current === 0 ? 1 : 0
-    for (let k = 0; k < fromLog;) {
-      for (const end = Math.min(fromLog, k + 2 * MERGE_TURN); k < end; k++) {
-        const slot = this.ids.find(ids, k * 16)
-        if (slot < 0 || this.ids.sentAtOf(slot) !== ats[k]) continue
-        const box = this.boxes[this.ids.boxOf(slot)] as MailboxEntries
-        const i = box.indexOf(ats[k], ids, k * 16)
-        if (i >= 0 && !box.isMerged(i)) {
-          box.markMerged(i)
-          this.mergedCount++
-        }
+    for (let p = 0; p < pubs.length;) {
+      for (const turnEnd = performance.now() + MERGE_TURN_MS; p < pubs.length && performance.now() < turnEnd; p++) {
+        this.mergedCount += this.mailbox(pubs[p])?.promoteCopied() ?? 0
       }
       if (this.closing) return
       await nextTurn()

@@ -369,7 +369,8 @@ describe('RelayStore merge (the log into the mailbox table)', () => {
       await merging
       assert.equal(gone.filter((e) => store.get(e.id) !== undefined).length, 0)
       await store.close()
-      assert.deepEqual(tableCounts(dir).mailboxes.reduce((a, b) => a + b) + tableCounts(dir).log, es.length - gone.length)
+      const counts = tableCounts(dir)
+      assert.deepEqual(counts.mailboxes.reduce((a, b) => a + b) + counts.log, es.length - gone.length)
       store = RelayStore.open(dir, { ttlMs: DAY, clock })
       assert.equal(gone.filter((e) => store.get(e.id) !== undefined || !store.has(e.id)).length, 0, 'a deleted envelope came back, or lost its tombstone')
       assert.equal(boxes.reduce((n, pub) => n + store.count(pub), 0), es.length - gone.length)
