@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { open } from 'lmdb'
 import { KithError } from '../../../src/errors.js'
 import { BUCKET_SECONDS, RelayStore, bucketOf, envelopeFromUpload, presentInboxItem, type DeleteProof, type Envelope } from '../../../src/relay/index.js'
-import { valueText } from '../../../src/relay/store.js'
+import { APPLY_BATCH, valueText } from '../../../src/relay/store.js'
 import { T0, fakeClock, newClient, sealEnvelope, withTempDir, type Client } from './helpers.js'
 
 const DAY = 86_400_000
@@ -79,28 +79,33 @@ describe('RelayStore durability', () => {
     })
   }
 
-  test('a burst past the apply batch (5000) all reaches lmdb; one deleted before it is applied stays deleted', async () => {
+  test(`a burst past the apply batch (${APPLY_BATCH}) all reaches lmdb; one deleted before it is applied, or while its batch is handed over, stays deleted`, async () => {
     await withTempDir(async (dir) => {
       const clock = fakeClock()
       const alice = newClient()
       const boxes = Array.from({ length: 8 }, () => newClient().pub)
-      const burst = Array.from({ length: 5200 }, (_, i) => env(alice, boxes[i % boxes.length], T0S + Math.floor(i / 100), `m${i}`))
-      let store = RelayStore.open(dir, { ttlMs: DAY, clock, sync: false, limits: { maxPerMailbox: 10_000, maxPerSender: 10_000 } })
-      // among the last 200, which wait for the 100 ms apply timer
-      const gone = burst[5150]
+      const burst = Array.from({ length: APPLY_BATCH + 200 }, (_, i) => env(alice, boxes[i % boxes.length], T0S + Math.floor(i / 100), `m${i}`))
+      let store = RelayStore.open(dir, { ttlMs: DAY, clock, sync: false, limits: { maxPerMailbox: APPLY_BATCH, maxPerSender: APPLY_BATCH } })
+      // among the last 200, which wait for the apply timer
+      const gone = burst[APPLY_BATCH + 150]
+      // in the last turns of the full batch's hand-over to lmdb, which began as the puts were answered
+      const goneInHandOver = burst[APPLY_BATCH - 10]
       assert.deepEqual(await Promise.all(burst.map(async (e) => await store.put(e))), burst.map(() => true))
+      const deleting = store.delete(goneInHandOver.id, goneInHandOver.recipient_pub, proof(goneInHandOver))
       assert.equal(await store.delete(gone.id, gone.recipient_pub, proof(gone)), 'deleted')
+      assert.equal(await deleting, 'deleted')
       await store.close()
       // lmdb alone, without the journal: what apply handed over
       const raw = open({ path: dir, readOnly: true })
       const inLmdb = raw.openDB({ name: 'envelopes', keyEncoding: 'binary', encoding: 'binary' }).getKeysCount()
       await raw.close()
-      assert.equal(inLmdb, burst.length - 1)
+      assert.equal(inLmdb, burst.length - 2)
       store = RelayStore.open(dir, { ttlMs: DAY, clock })
       try {
-        assert.equal(boxes.reduce((n, pub) => n + store.count(pub), 0), burst.length - 1)
+        assert.equal(boxes.reduce((n, pub) => n + store.count(pub), 0), burst.length - 2)
         assert.equal(store.get(gone.id), undefined)
-        assert.equal(store.get(burst[5199].id)?.id, burst[5199].id)
+        assert.equal(store.get(goneInHandOver.id), undefined)
+        assert.equal(store.get(burst[APPLY_BATCH + 199].id)?.id, burst[APPLY_BATCH + 199].id)
       } finally {
         await store.close()
       }
