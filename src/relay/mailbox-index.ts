@@ -4,15 +4,20 @@
  * objects (one entry, one id string and one sender record per envelope) paused the event
  * loop for up to half a second with 1M envelopes (docs/benchmarks.md). Here:
  *
- *   MailboxEntries  one mailbox's committed envelopes in (sent_at, id) order: parallel arrays of
- *                   sent_at (u32), id (16 bytes), sender key (32 bytes) and which lmdb table
- *                   holds it (u8: the log, the merged mailbox table, or the log while a running
- *                   merge has copied it; store.ts)
+ *   MailboxEntries  one mailbox's committed envelopes in (sent_at, id) order: a region of rows,
+ *                   each sent_at (u32), which lmdb table holds it (u8: the log, the merged
+ *                   mailbox table, or the log while a running merge has copied it; store.ts),
+ *                   id (16 bytes) and sender key (32 bytes)
+ *   MailboxArena    where the regions live: small ones (up to SHARED_ROWS rows) in shared 900 KB
+ *                   slabs, reused through free lists by size; larger ones in buffers of their own.
+ *                   A mailbox is then one small object, not five typed arrays: with arrays of its
+ *                   own each mailbox cost ~1,060 bytes of heap and ~230 of malloc, and 200,000
+ *                   of them a 180 ms full GC (docs/relay.md)
  *   IdTable         open-addressing hash (linear probing, backward-shift deletion) from a
  *                   16-byte id to (mailbox slot, sent_at); ids are sha256 prefixes, so their
  *                   first bytes are the hash
  *
- * About 130 bytes per envelope at the arrays' worst slack.
+ * About 150 bytes per envelope at the regions' worst slack.
  */
 
 /** a canonical envelope id */
@@ -20,11 +25,30 @@ export const ID_BYTES = 16
 /** an X25519 key */
 export const PUB_BYTES = 32
 
-// where an entry's value is (MailboxEntries.merged)
+// where an entry's value is (its row's state byte)
 const IN_LOG = 0
 const MERGED = 1
 /** in the log, and copied into the table a running merge writes */
 const COPIED = 2
+
+// a row: sent_at u32 (native order, read through a Uint32Array) ‖ state u8 ‖ 3 spare ‖ id ‖ sender
+const ROW = 56
+const ROW_WORDS = ROW / 4
+const STATE = 4
+const ID = 8
+const SENDER = ID + ID_BYTES
+/** the smallest region, in rows; regions are powers of two */
+const MIN_ROWS = 4
+/** regions up to this many rows come from the shared slabs */
+const SHARED_ROWS = 256
+const SLAB_ROWS = 16_384
+/** size classes of shared regions: MIN_ROWS << class rows */
+const CLASSES = Math.log2(SHARED_ROWS / MIN_ROWS) + 1
+/** a mailbox whose last entry goes gives a region larger than this back */
+const KEEP_ROWS = 64
+
+const NO_BYTES = Buffer.alloc(0)
+const NO_WORDS = new Uint32Array(0)
 
 /** Compares 16-byte ids at offsets without allocating. */
 function compareIds (a: Uint8Array, aOff: number, b: Uint8Array, bOff: number): number {
@@ -35,38 +59,98 @@ function compareIds (a: Uint8Array, aOff: number, b: Uint8Array, bOff: number): 
   return 0
 }
 
+/** Shared slabs of rows for small mailboxes; a region is named by slab * SLAB_ROWS + first row. */
+export class MailboxArena {
+  private readonly slabs: Buffer[] = []
+  private readonly slabWords: Uint32Array[] = []
+  /** rows handed out of the newest slab */
+  private used = SLAB_ROWS
+  private readonly free: number[][] = Array.from({ length: CLASSES }, () => [])
+
+  /** A region of `rows` rows (a power of two, MIN_ROWS to SHARED_ROWS). */
+  take (rows: number): number {
+    const reused = this.free[Math.log2(rows / MIN_ROWS)].pop()
+    if (reused !== undefined) return reused
+    if (this.used + rows > SLAB_ROWS) {
+      // the rest of a full slab is too small for this region: it goes to the free lists of smaller ones
+      this.spare(this.slabs.length - 1, this.used)
+      const bytes = Buffer.alloc(SLAB_ROWS * ROW)
+      this.slabs.push(bytes)
+      this.slabWords.push(new Uint32Array(bytes.buffer, bytes.byteOffset, SLAB_ROWS * ROW_WORDS))
+      this.used = 0
+    }
+    const region = (this.slabs.length - 1) * SLAB_ROWS + this.used
+    this.used += rows
+    return region
+  }
+
+  give (region: number, rows: number): void {
+    this.free[Math.log2(rows / MIN_ROWS)].push(region)
+  }
+
+  bytesOf (region: number): Buffer {
+    return this.slabs[Math.floor(region / SLAB_ROWS)]
+  }
+
+  wordsOf (region: number): Uint32Array {
+    return this.slabWords[Math.floor(region / SLAB_ROWS)]
+  }
+
+  /** Rows of all slabs, and of those the rows not in any region (free lists and the newest slab's rest). */
+  get rowCounts (): { slabs: number, free: number } {
+    const free = this.free.reduce((n, list, c) => n + list.length * (MIN_ROWS << c), 0)
+    return { slabs: this.slabs.length * SLAB_ROWS, free: free + (this.slabs.length > 0 ? SLAB_ROWS - this.used : 0) }
+  }
+
+  /** Cuts rows [from, SLAB_ROWS) of a slab into free regions, the largest that fit first. */
+  private spare (slab: number, from: number): void {
+    if (slab < 0) return
+    let row = from
+    for (let c = CLASSES - 1; c >= 0; c--) {
+      const rows = MIN_ROWS << c
+      while (row + rows <= SLAB_ROWS) {
+        this.free[c].push(slab * SLAB_ROWS + row)
+        row += rows
+      }
+    }
+  }
+}
+
 export class MailboxEntries {
   length = 0
   /** envelopes decided for this mailbox and not yet committed (they count toward its cap) */
   pending = 0
-  private at = new Uint32Array(4)
-  private idBytes = Buffer.alloc(4 * ID_BYTES)
-  private senderBytes = Buffer.alloc(4 * PUB_BYTES)
-  private merged = new Uint8Array(4)
+  /** the region's rows: a slab of the arena, or a buffer of its own (region -1) */
+  private bytes: Buffer = NO_BYTES
+  private words: Uint32Array = NO_WORDS
+  /** the region's first row in `bytes` */
+  private base = 0
+  private rows = 0
+  private region = -1
 
   /** `recipient` is the mailbox key (32 bytes); `slot` its number in the IdTable. */
-  constructor (readonly recipient: Buffer, readonly slot: number) {}
+  constructor (readonly recipient: Buffer, readonly slot: number, private readonly arena: MailboxArena) {}
 
   sentAt (i: number): number {
-    return this.at[i]
+    return this.words[(this.base + i) * ROW_WORDS]
   }
 
   /** Whether entry i is in the merged mailbox table (else in the log). */
   isMerged (i: number): boolean {
-    return this.merged[i] === MERGED
+    return this.bytes[(this.base + i) * ROW + STATE] === MERGED
   }
 
   /** Marks entry i, still read from the log, as copied by a running merge (one that stops leaves the mark, which reads as the log, for the next to set again). */
   markCopied (i: number): void {
-    this.merged[i] = COPIED
+    this.bytes[(this.base + i) * ROW + STATE] = COPIED
   }
 
   /** Once the merge's table is current: every copied entry is merged; returns how many. */
   promoteCopied (): number {
     let n = 0
-    for (let i = 0; i < this.length; i++) {
-      if (this.merged[i] === COPIED) {
-        this.merged[i] = MERGED
+    for (let at = this.base * ROW + STATE, end = (this.base + this.length) * ROW; at < end; at += ROW) {
+      if (this.bytes[at] === COPIED) {
+        this.bytes[at] = MERGED
         n++
       }
     }
@@ -74,16 +158,19 @@ export class MailboxEntries {
   }
 
   idHex (i: number): string {
-    return this.idBytes.toString('hex', i * ID_BYTES, (i + 1) * ID_BYTES)
+    const at = (this.base + i) * ROW + ID
+    return this.bytes.toString('hex', at, at + ID_BYTES)
   }
 
   /** Copies entry i's id and sender key into `into` at the given offsets (building an lmdb key). */
   copyId (i: number, into: Buffer, at: number): void {
-    this.idBytes.copy(into, at, i * ID_BYTES, (i + 1) * ID_BYTES)
+    const from = (this.base + i) * ROW + ID
+    this.bytes.copy(into, at, from, from + ID_BYTES)
   }
 
   copySender (i: number, into: Buffer, at: number): void {
-    this.senderBytes.copy(into, at, i * PUB_BYTES, (i + 1) * PUB_BYTES)
+    const from = (this.base + i) * ROW + SENDER
+    this.bytes.copy(into, at, from, from + PUB_BYTES)
   }
 
   /** Index of the first entry not before (sentAt, id); without an id, the first of that second. */
@@ -92,8 +179,9 @@ export class MailboxEntries {
     let hi = this.length
     while (lo < hi) {
       const mid = (lo + hi) >>> 1
-      const at = this.at[mid]
-      const before = at < sentAt || (at === sentAt && id !== undefined && compareIds(this.idBytes, mid * ID_BYTES, id, idOff) < 0)
+      const row = this.base + mid
+      const at = this.words[row * ROW_WORDS]
+      const before = at < sentAt || (at === sentAt && id !== undefined && compareIds(this.bytes, row * ROW + ID, id, idOff) < 0)
       if (before) lo = mid + 1
       else hi = mid
     }
@@ -103,73 +191,81 @@ export class MailboxEntries {
   /** Index of the entry (sentAt, id), or -1. */
   indexOf (sentAt: number, id: Uint8Array, idOff = 0): number {
     const i = this.lowerBound(sentAt, id, idOff)
-    return i < this.length && this.at[i] === sentAt && compareIds(this.idBytes, i * ID_BYTES, id, idOff) === 0 ? i : -1
+    return i < this.length && this.sentAt(i) === sentAt && compareIds(this.bytes, (this.base + i) * ROW + ID, id, idOff) === 0 ? i : -1
   }
 
   /** Inserts in order (at the end for the usual newest envelope); returns its index. */
   insert (sentAt: number, id: Buffer, idOff: number, sender: Buffer, senderOff: number, merged = false): number {
-    if (this.length === this.at.length) this.grow()
+    if (this.length === this.rows) this.relocate(Math.max(MIN_ROWS, this.rows * 2))
     const i = this.lowerBound(sentAt, id, idOff)
-    if (i < this.length) {
-      this.at.copyWithin(i + 1, i, this.length)
-      this.merged.copyWithin(i + 1, i, this.length)
-      this.idBytes.copyWithin((i + 1) * ID_BYTES, i * ID_BYTES, this.length * ID_BYTES)
-      this.senderBytes.copyWithin((i + 1) * PUB_BYTES, i * PUB_BYTES, this.length * PUB_BYTES)
-    }
-    this.at[i] = sentAt
-    this.merged[i] = merged ? MERGED : IN_LOG
-    // copy, not set(subarray(...)): no view allocated for every stored envelope
-    id.copy(this.idBytes, i * ID_BYTES, idOff, idOff + ID_BYTES)
-    sender.copy(this.senderBytes, i * PUB_BYTES, senderOff, senderOff + PUB_BYTES)
+    const row = (this.base + i) * ROW
+    if (i < this.length) this.bytes.copyWithin(row + ROW, row, (this.base + this.length) * ROW)
+    this.words[row / 4] = sentAt
+    this.bytes[row + STATE] = merged ? MERGED : IN_LOG
+    id.copy(this.bytes, row + ID, idOff, idOff + ID_BYTES)
+    sender.copy(this.bytes, row + SENDER, senderOff, senderOff + PUB_BYTES)
     this.length++
     return i
   }
 
   removeAt (i: number): void {
-    this.at.copyWithin(i, i + 1, this.length)
-    this.merged.copyWithin(i, i + 1, this.length)
-    this.idBytes.copyWithin(i * ID_BYTES, (i + 1) * ID_BYTES, this.length * ID_BYTES)
-    this.senderBytes.copyWithin(i * PUB_BYTES, (i + 1) * PUB_BYTES, this.length * PUB_BYTES)
+    const row = (this.base + i) * ROW
+    this.bytes.copyWithin(row, row + ROW, (this.base + this.length) * ROW)
     this.length--
-    if (this.length === 0 && this.at.length > 64) this.shrink()
+    if (this.length === 0 && this.rows > KEEP_ROWS) this.release()
+  }
+
+  /**
+   * Gives the region back (the store drops an empty mailbox). An insert after it takes a new
+   * region, so a stale reference can never write into another mailbox's rows.
+   */
+  release (): void {
+    if (this.length > 0) throw new Error('a mailbox with entries keeps its region')
+    if (this.region >= 0) this.arena.give(this.region, this.rows)
+    this.bytes = NO_BYTES
+    this.words = NO_WORDS
+    this.base = 0
+    this.rows = 0
+    this.region = -1
   }
 
   /** Compares entry i with entry j of `other` in (sent_at, id) order. */
   compareEntries (i: number, other: MailboxEntries, j: number): number {
-    const d = this.at[i] - other.at[j]
-    return d !== 0 ? d : compareIds(this.idBytes, i * ID_BYTES, other.idBytes, j * ID_BYTES)
+    const d = this.sentAt(i) - other.sentAt(j)
+    return d !== 0 ? d : compareIds(this.bytes, (this.base + i) * ROW + ID, other.bytes, (other.base + j) * ROW + ID)
   }
 
   /** Entries from `from` on whose sender key is `sender` (32 bytes). */
   countSender (sender: Buffer, from = 0): number {
     let n = 0
-    for (let i = from; i < this.length; i++) {
-      if (sender.compare(this.senderBytes, i * PUB_BYTES, (i + 1) * PUB_BYTES) === 0) n++
+    for (let at = (this.base + from) * ROW + SENDER, end = (this.base + this.length) * ROW; at < end; at += ROW) {
+      if (sender.compare(this.bytes, at, at + PUB_BYTES) === 0) n++
     }
     return n
   }
 
-  private grow (): void {
-    const cap = this.at.length * 2
-    const at = new Uint32Array(cap)
-    at.set(this.at)
-    const merged = new Uint8Array(cap)
-    merged.set(this.merged)
-    const ids = Buffer.alloc(cap * ID_BYTES)
-    this.idBytes.copy(ids)
-    const senders = Buffer.alloc(cap * PUB_BYTES)
-    this.senderBytes.copy(senders)
-    this.at = at
-    this.merged = merged
-    this.idBytes = ids
-    this.senderBytes = senders
-  }
-
-  private shrink (): void {
-    this.at = new Uint32Array(4)
-    this.merged = new Uint8Array(4)
-    this.idBytes = Buffer.alloc(4 * ID_BYTES)
-    this.senderBytes = Buffer.alloc(4 * PUB_BYTES)
+  /** Moves the entries to a region of `rows` rows. */
+  private relocate (rows: number): void {
+    let region = -1
+    let bytes: Buffer
+    let words: Uint32Array
+    let base = 0
+    if (rows <= SHARED_ROWS) {
+      region = this.arena.take(rows)
+      bytes = this.arena.bytesOf(region)
+      words = this.arena.wordsOf(region)
+      base = region % SLAB_ROWS
+    } else {
+      bytes = Buffer.alloc(rows * ROW)
+      words = new Uint32Array(bytes.buffer, bytes.byteOffset, rows * ROW_WORDS)
+    }
+    this.bytes.copy(bytes, base * ROW, this.base * ROW, (this.base + this.length) * ROW)
+    if (this.region >= 0) this.arena.give(this.region, this.rows)
+    this.bytes = bytes
+    this.words = words
+    this.base = base
+    this.rows = rows
+    this.region = region
   }
 }
 

@@ -49,7 +49,7 @@ import { open, type Database, type RootDatabase } from 'lmdb'
 import { KithError } from '../errors.js'
 import { isoSeconds, type DeleteProof, type Envelope, type InboxItem } from './envelope.js'
 import { Journal, journalRecord } from './journal.js'
-import { IdTable, MailboxEntries } from './mailbox-index.js'
+import { IdTable, MailboxArena, MailboxEntries } from './mailbox-index.js'
 
 /** Width of an anti-entropy bucket, in seconds of sent_at. */
 export const BUCKET_SECONDS = 3600
@@ -313,6 +313,8 @@ export class RelayStore {
   private readonly boxes: Array<MailboxEntries | undefined> = []
   private readonly boxSlots = new Map<string, number>()
   private readonly freeSlots: number[] = []
+  /** where the mailboxes' entries live */
+  private readonly arena = new MailboxArena()
   private readonly buckets = new Map<number, BucketState>()
   private readonly journal: Journal
   /** by id, in journal order */
@@ -909,7 +911,7 @@ export class RelayStore {
 
   private newMailbox (pub: string): MailboxEntries {
     const slot = this.freeSlots.pop() ?? this.boxes.length
-    const box = new MailboxEntries(Buffer.from(pub, 'hex'), slot)
+    const box = new MailboxEntries(Buffer.from(pub, 'hex'), slot, this.arena)
     this.boxes[slot] = box
     this.boxSlots.set(pub, slot)
     return box
@@ -918,6 +920,7 @@ export class RelayStore {
   private dropIfEmpty (box: MailboxEntries): void {
     if (box.length > 0 || box.pending > 0) return
     this.boxSlots.delete(box.recipient.toString('hex'))
+    box.release()
     this.boxes[box.slot] = undefined
     this.freeSlots.push(box.slot)
   }

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { IdTable, MailboxEntries } from '../../../src/relay/mailbox-index.js'
+import { IdTable, MailboxArena, MailboxEntries } from '../../../src/relay/mailbox-index.js'
 
 /** Deterministic 16-byte ids, as sha256 prefixes like the real ones. */
 const idOf = (n: number): Buffer => createHash('sha256').update(String(n)).digest().subarray(0, 16)
@@ -44,7 +44,7 @@ describe('IdTable', () => {
 
 describe('MailboxEntries', () => {
   test('keeps (sent_at, id) order through out-of-order inserts and removals; counts a sender', () => {
-    const box = new MailboxEntries(Buffer.alloc(32, 1), 0)
+    const box = new MailboxEntries(Buffer.alloc(32, 1), 0, new MailboxArena())
     const alice = Buffer.alloc(32, 0xa)
     const bob = Buffer.alloc(32, 0xb)
     const items = Array.from({ length: 200 }, (_, n) => ({ at: 1000 + (n * 37) % 50, id: idOf(n), sender: n % 3 === 0 ? alice : bob }))
@@ -59,5 +59,61 @@ describe('MailboxEntries', () => {
     for (const [i, it] of kept.entries()) assert.equal(box.indexOf(it.at, it.id), i)
     assert.equal(box.countSender(bob), kept.filter((it) => it.sender === bob).length)
     assert.equal(box.lowerBound(1025), kept.findIndex((it) => it.at >= 1025))
+  })
+})
+
+describe('MailboxArena', () => {
+  const entries = (box: MailboxEntries): string[] => Array.from({ length: box.length }, (_, i) => `${box.sentAt(i)}:${box.idHex(i)}:${box.isMerged(i) ? 'm' : 'l'}`)
+
+  test('mailboxes sharing slabs keep their own entries as they grow past the shared sizes, shrink and are released', () => {
+    const arena = new MailboxArena()
+    const boxes = Array.from({ length: 300 }, (_, slot) => new MailboxEntries(Buffer.alloc(32, slot), slot, arena))
+    const oracle = boxes.map(() => new Map<string, string>())
+    let seed = 11
+    const rand = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n }
+    // interleaved inserts: box k gets k + 1 entries, so boxes move through every size class and past it (300 > 256 rows)
+    for (let round = 0; round < 300; round++) {
+      for (let k = round; k < boxes.length; k++) {
+        const n = k * 1000 + round
+        const at = 1000 + rand(40)
+        const merged = rand(2) === 0
+        boxes[k].insert(at, idOf(n), 0, Buffer.alloc(32, k), 0, merged)
+        oracle[k].set(`${at}:${idOf(n).toString('hex')}`, merged ? 'm' : 'l')
+      }
+    }
+    const sorted = (k: number): string[] => [...oracle[k]].map(([key, m]) => `${key}:${m}`).sort((a, b) => Number(a.split(':')[0]) - Number(b.split(':')[0]) || (a < b ? -1 : 1))
+    for (const k of [0, 1, 3, 7, 64, 200, 299]) {
+      assert.deepEqual(entries(boxes[k]), sorted(k))
+      assert.equal(boxes[k].countSender(Buffer.alloc(32, k)), k + 1)
+    }
+    // empty every other box: its region goes back to the arena, and the neighbours are untouched
+    for (let k = 0; k < boxes.length; k += 2) {
+      while (boxes[k].length > 0) boxes[k].removeAt(rand(boxes[k].length))
+      boxes[k].release()
+    }
+    for (let k = 1; k < boxes.length; k += 50) assert.deepEqual(entries(boxes[k]), sorted(k))
+    // new mailboxes take the freed regions rather than new slabs
+    const { slabs } = arena.rowCounts
+    const again = Array.from({ length: 150 }, (_, i) => new MailboxEntries(Buffer.alloc(32, 7), 1000 + i, arena))
+    for (const [i, box] of again.entries()) for (let e = 0; e < 2 * i + 1; e++) box.insert(2000 + e, idOf(1e6 + i * 1000 + e), 0, Buffer.alloc(32, 7), 0)
+    assert.equal(arena.rowCounts.slabs, slabs)
+    for (let k = 1; k < boxes.length; k += 50) assert.deepEqual(entries(boxes[k]), sorted(k))
+    assert.equal(again[149].length, 299)
+    assert.equal(again[149].idHex(298), idOf(1e6 + 149 * 1000 + 298).toString('hex'))
+  })
+
+  test('a released mailbox that gets an entry again takes a new region, not its old one', () => {
+    const arena = new MailboxArena()
+    const stale = new MailboxEntries(Buffer.alloc(32, 1), 0, arena)
+    stale.insert(1000, idOf(1), 0, Buffer.alloc(32, 1), 0)
+    stale.removeAt(0)
+    stale.release()
+    // the freed region goes to the next mailbox that needs one of its size
+    const next = new MailboxEntries(Buffer.alloc(32, 2), 1, arena)
+    next.insert(1000, idOf(2), 0, Buffer.alloc(32, 2), 0)
+    stale.insert(1001, idOf(3), 0, Buffer.alloc(32, 1), 0)
+    assert.deepEqual([next.length, next.idHex(0)], [1, idOf(2).toString('hex')])
+    assert.deepEqual([stale.length, stale.idHex(0)], [1, idOf(3).toString('hex')])
+    assert.throws(() => next.release(), /keeps its region/)
   })
 })
