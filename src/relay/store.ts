@@ -54,9 +54,9 @@ import { IdTable, MailboxArena, MailboxEntries } from './mailbox-index.js'
 /** Width of an anti-entropy bucket, in seconds of sent_at. */
 export const BUCKET_SECONDS = 3600
 /**
- * Journaled envelopes go into lmdb this often, or at this many. Larger batches cost lmdb's writer
- * thread about half as much per envelope as batches of 100 ms (4-5 µs against 8-10 µs at
- * 12,000 broadcasts/s, docs/relay.md); the journal keeps them durable meanwhile.
+ * Journaled envelopes go into lmdb this often, or at this many. Batches of a second cost lmdb's
+ * writer thread less per envelope than batches of 100 ms (4-6 µs against 6-9 µs at 12,000-16,000
+ * broadcasts/s, docs/relay.md); the journal keeps them durable meanwhile.
  */
 const APPLY_INTERVAL_MS = 1000
 export const APPLY_BATCH = 20_000
