@@ -276,20 +276,29 @@ async function preload (relayDir: string, cfg: RelayBenchConfig, log: (l: string
  * measures would count (observed: inbox p99 13-22 ms from this process, 4-5 ms from a fresh one).
  */
 async function preloadInChild (relayDir: string, cfg: RelayBenchConfig, log: (l: string) => void): Promise<{ load: LoadResult, mailboxes: string[] }> {
-  const child = spawn(nodeBinary(), [fileURLToPath(import.meta.url), '--preload', relayDir, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] })
+  return await inChild('--preload', [relayDir, JSON.stringify(cfg)], log)
+}
+
+/**
+ * Runs this file with `mode` in a child process and parses the JSON it writes to stdout (see the
+ * end of this file); each line of its stderr goes to `log` when given.
+ */
+async function inChild<T> (mode: string, args: string[], log?: (l: string) => void): Promise<T> {
+  const child = spawn(nodeBinary(), [fileURLToPath(import.meta.url), mode, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stdout.on('data', (d: Buffer) => { out += d.toString() })
   child.stderr.on('data', (d: Buffer) => {
     err += d.toString()
+    if (log === undefined) return
     for (let nl = err.indexOf('\n'); nl >= 0; nl = err.indexOf('\n')) {
       log(err.slice(0, nl))
       err = err.slice(nl + 1)
     }
   })
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  if (code !== 0) throw new Error(`the pre-load child exited with ${String(code)}: ${err.slice(-2000)}`)
-  return JSON.parse(out) as { load: LoadResult, mailboxes: string[] }
+  if (code !== 0) throw new Error(`the ${mode} child exited with ${String(code)}: ${err.slice(-2000)}`)
+  return JSON.parse(out) as T
 }
 
 /**
@@ -390,14 +399,7 @@ interface OpenLoopJob { port: number, pid: number, rate: number, durationMs: num
  * bodies) would be counted as the node's latency.
  */
 async function openLoopInChild (job: OpenLoopJob): Promise<OpenLoopResult> {
-  const child = spawn(nodeBinary(), [fileURLToPath(import.meta.url), '--open-loop', JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  let err = ''
-  child.stdout.on('data', (d: Buffer) => { out += d.toString() })
-  child.stderr.on('data', (d: Buffer) => { err += d.toString() })
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  if (code !== 0) throw new Error(`the open-loop child exited with ${String(code)}: ${err.slice(-2000)}`)
-  return JSON.parse(out) as OpenLoopResult
+  return await inChild('--open-loop', [JSON.stringify(job)])
 }
 
 async function openLoopJob (job: OpenLoopJob): Promise<OpenLoopResult> {
@@ -766,15 +768,15 @@ export function formatRelayBench (r: RelayBenchResult): string {
   return lines.join('\n')
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv[2] === '--preload') {
-  preload(process.argv[3], JSON.parse(process.argv[4]) as RelayBenchConfig, (l) => console.error(l)).then((r) => {
-    process.stdout.write(JSON.stringify(r))
-  }, (err: unknown) => {
-    console.error(err)
-    process.exitCode = 1
-  })
-} else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv[2] === '--open-loop') {
-  openLoopJob(JSON.parse(process.argv[3]) as OpenLoopJob).then((r) => {
+/** The child modes (see `inChild`): their result as JSON on stdout. */
+const childModes: Record<string, (args: string[]) => Promise<unknown>> = {
+  '--preload': async ([relayDir, cfg]) => await preload(relayDir, JSON.parse(cfg) as RelayBenchConfig, (l) => console.error(l)),
+  '--open-loop': async ([job]) => await openLoopJob(JSON.parse(job) as OpenLoopJob)
+}
+
+const childMode = process.argv[2] !== undefined ? childModes[process.argv[2]] : undefined
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href && childMode !== undefined) {
+  childMode(process.argv.slice(3)).then((r) => {
     process.stdout.write(JSON.stringify(r))
   }, (err: unknown) => {
     console.error(err)

@@ -547,10 +547,7 @@ export class RelayStore {
   get (id: string): Envelope | undefined {
     const found = this.findLive(id)
     if (found === undefined || this.isExpired(found.sentAt)) return undefined
-    // getBinary, not valueAt's getBinaryFast: a buffer of its own, not a view of lmdb's shared one
-    const value = found.box.isMerged(found.index)
-      ? this.mailboxTable.getBinary(mergedKeyAt(found.box, found.index, readKey))
-      : this.envelopes.getBinary(keyAt(found.box, found.index, readKey)) ?? this.unapplied.get(id)?.value
+    const value = this.storedCopy(found.box, found.index) ?? this.unapplied.get(id)?.value
     return value === undefined ? undefined : decodeValue(value)
   }
 
@@ -773,7 +770,7 @@ export class RelayStore {
           if (box === undefined) continue
           for (let i = box.lowerBound(liveFrom); i < box.length; i++) {
             const merged = box.isMerged(i)
-            const value = merged ? this.mailboxTable.getBinary(mergedKeyAt(box, i, readKey)) : this.envelopes.getBinary(keyAt(box, i, readKey))
+            const value = this.storedCopy(box, i)
             // journaled since the merge began, not in lmdb yet: it stays in the log
             if (value === undefined) continue
             written = appendPut(target, mergedKeyAt(box, i), value).then(checkAppend)
@@ -902,6 +899,11 @@ export class RelayStore {
     const value = this.envelopes.getBinaryFast(key)
     if (value !== undefined || this.unapplied.size === 0) return value
     return this.unapplied.get(key.toString('hex', AT_BYTES, ID_END))?.value
+  }
+
+  /** Entry i's stored value as lmdb holds it (not the journal's copy): getBinary, a buffer of its own, not valueAt's view of lmdb's shared one. */
+  private storedCopy (box: MailboxEntries, i: number): Buffer | undefined {
+    return box.isMerged(i) ? this.mailboxTable.getBinary(mergedKeyAt(box, i, readKey)) : this.envelopes.getBinary(keyAt(box, i, readKey))
   }
 
   private mailbox (pub: string): MailboxEntries | undefined {

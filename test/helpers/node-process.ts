@@ -420,7 +420,7 @@ export function errorMessage (res: HttpResult): string {
 }
 
 /** Whether each port can be listened on at 127.0.0.1 now. */
-export async function portsFree (ports: number[]): Promise<boolean> {
+async function portsFree (ports: number[]): Promise<boolean> {
   for (const port of ports) {
     const ok = await new Promise<boolean>((resolve) => {
       const server = net.createServer()
