@@ -1,12 +1,16 @@
 /**
- * The mailbox's write-ahead journal: what makes an accepted envelope durable before it reaches
- * lmdb. Records are appended to segment files (`journal-<n>.log` beside the lmdb files) and
- * synced in groups: the appends of one event-loop turn are written together on an O_DSYNC file in
- * the loop's check phase, so one sync covers many uploads (group commit).
+ * The mailbox's journal: the first level of its log-structured store. Every accepted envelope is
+ * appended to a segment file (`journal-<n>.log` beside the lmdb files) and stays there until a
+ * merge has copied it into the mailbox table (store.ts); until then it is read from here, by
+ * position (pread). Appends are synced in groups: the appends of one event-loop turn are written
+ * together on an O_DSYNC file in the loop's check phase, so one sync covers many uploads (group
+ * commit).
  *
  * Why: an lmdb commit synced per event-loop turn rewrites whole 4 KiB pages up the B-tree for a
  * handful of envelopes, and its syncs were the limit of POST /relay/broadcast (docs/relay.md).
- * Appending the same records is a few hundred bytes each; lmdb then takes them in large batches.
+ * Appending the same records is a few hundred bytes each. Until 2026-11-22 lmdb also took every
+ * journaled envelope into a log table, once a second; the journal now is that log, which saves
+ * lmdb's writer thread and the hand-over (docs/relay.md).
  *
  * A small group is written by the thread pool, so the loop never waits for the disk when it is
  * not busy. A group of SYNC_GROUP_RECORDS or more (the node is busy) is written synchronously:
@@ -16,8 +20,9 @@
  * is flushing). One write at a time: the next group waits, so groups are answered in order.
  *
  * Record: u32 LE payload length ‖ u32 LE crc32(payload, seeded with the segment number) ‖
- * payload. A crash can tear only groups that were never acknowledged; replay stops at the first
- * record that is incomplete or fails its checksum.
+ * payload. A crash can tear only groups that were never acknowledged; replay of a segment stops
+ * at its first record that is incomplete or fails its checksum (after a crash the journal goes
+ * on in a new segment, so nothing acknowledged lies behind a torn record).
  *
  * Released segments are recycled (renamed `spare-<n>.log`, reused as a later segment) rather
  * than deleted: overwriting blocks a file already has needs no file-size or extent change, so a
@@ -25,7 +30,7 @@
  * docs/relay.md). The old records a recycled segment still holds were checksummed with another
  * segment number, so replay never takes them for new ones.
  */
-import { closeSync, constants, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writev, writevSync } from 'node:fs'
+import { closeSync, constants, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writev, writevSync } from 'node:fs'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 
@@ -58,9 +63,14 @@ export function journalRecord (payloadBytes: number): { record: Buffer, payload:
   return { record, payload: record.subarray(HEADER_BYTES) }
 }
 
+/** Where a record's payload lies: its segment, and its byte offset in that segment's file. */
+export interface JournalPosition {
+  segment: number
+  offset: number
+}
+
 interface Waiter {
-  seq: number
-  resolve: (seq: number) => void
+  resolve: (at: JournalPosition) => void
   reject: (err: unknown) => void
 }
 
@@ -69,9 +79,10 @@ export class Journal {
   private segment: number
   /** bytes assigned in the current segment: the offset of the next group */
   private segmentBytes = 0
-  /** segment of every record appended so far, by sequence number: records [firstSeq, nextSeq) */
-  private readonly segmentStarts: Array<{ segment: number, firstSeq: number }> = []
-  private nextSeq = 0
+  /** segments on disk that hold records (the current one too), oldest first */
+  private readonly kept: number[] = []
+  /** read descriptors of kept segments, opened on first read */
+  private readonly readFds = new Map<number, number>()
   private queue: Buffer[] = []
   private waiters: Waiter[] = []
   private scheduled = false
@@ -85,15 +96,19 @@ export class Journal {
   private failed: Error | undefined
 
   /**
-   * Opens the journal in `dir`: hands the intact records of the existing segments to `replay`
-   * (oldest first), then recycles those segments and starts a new one. `replay` must have made
-   * the records durable elsewhere when it returns.
+   * Opens the journal in `dir`: recycles the segments numbered below `firstKept` (their records
+   * are held elsewhere), hands every intact record of the others to `replay` (oldest first; the
+   * payload is a view, valid during the call) and keeps them; then starts a new segment.
    */
-  constructor (private readonly dir: string, replay: (payloads: Buffer[]) => void) {
+  constructor (private readonly dir: string, firstKept: number, replay: (payload: Buffer, at: JournalPosition) => void) {
     const existing = numbered(dir, SEGMENT_NAME)
     this.spares = numbered(dir, SPARE_NAME)
-    const payloads: Buffer[] = []
     for (const n of existing) {
+      if (n < firstKept) {
+        this.recycle(n)
+        continue
+      }
+      this.kept.push(n)
       const data = readFileSync(join(dir, segmentName(n)))
       let at = 0
       while (at + HEADER_BYTES <= data.length) {
@@ -103,26 +118,33 @@ export class Journal {
         if (end > data.length) break
         const payload = data.subarray(at + HEADER_BYTES, end)
         if (crc32(payload, n) !== data.readUInt32LE(at + 4)) break
-        payloads.push(payload)
+        replay(payload, { segment: n, offset: at + HEADER_BYTES })
         at = end
       }
     }
-    if (payloads.length > 0) replay(payloads)
     // numbers only grow, also past the spares: a reused file never gets the number its old records carry
     this.segment = Math.max(existing.at(-1) ?? 0, this.spares.at(-1) ?? 0) + 1
     this.fd = this.createSegment()
-    for (const n of existing) this.recycle(n)
-    this.segmentStarts.push({ segment: this.segment, firstSeq: 0 })
+    this.kept.push(this.segment)
+  }
+
+  /** The segment appends go to now. */
+  get current (): number {
+    return this.segment
+  }
+
+  /** Segments that hold records and are not the current one, oldest first. */
+  get closedSegments (): readonly number[] {
+    return this.kept.slice(0, -1)
   }
 
   /**
-   * Appends a record made by `journalRecord` (its header is filled here) and resolves with its
-   * sequence number once it is synced to disk.
+   * Appends a record made by `journalRecord` (its header is filled here) and resolves with the
+   * position of its payload once it is synced to disk.
    */
-  append (record: Buffer): Promise<number> {
+  append (record: Buffer): Promise<JournalPosition> {
     if (this.closed) return Promise.reject(new Error('the journal is closed'))
     if (this.failed !== undefined) return Promise.reject(new Error('the journal failed to write; restart the node', { cause: this.failed }))
-    const seq = this.nextSeq++
     this.queue.push(record)
     if (!this.scheduled) {
       this.scheduled = true
@@ -130,28 +152,56 @@ export class Journal {
       setImmediate(() => { this.scheduled = false; this.writeGroup() })
     }
     // one promise per record, not an async function around it: this is every broadcast's path
-    return new Promise<number>((resolve, reject) => { this.waiters.push({ seq, resolve, reject }) })
+    return new Promise<JournalPosition>((resolve, reject) => { this.waiters.push({ resolve, reject }) })
   }
 
   /**
-   * Recycles the segments all of whose records are below `seq` (their effects are durable
-   * elsewhere). When the current segment holds only such records and nothing is queued, a new
-   * segment is started first, so the current one goes too.
+   * Reads `length` bytes at `offset` of segment `segment` (a record's payload, or part of it)
+   * into `into` (a fresh buffer unless given) and returns them; undefined when the segment was
+   * released.
    */
-  release (seq: number): void {
-    if (!this.writing && this.queue.length === 0 && this.segmentBytes > 0 && seq >= this.nextSeq) this.startSegment()
-    while (this.segmentStarts.length > 1 && this.segmentStarts[1].firstSeq <= seq) {
-      const done = this.segmentStarts.shift() as { segment: number }
-      this.recycle(done.segment)
+  read (segment: number, offset: number, length: number, into: Buffer = Buffer.allocUnsafe(length)): Buffer | undefined {
+    let fd = this.readFds.get(segment)
+    if (fd === undefined) {
+      if (!this.kept.includes(segment)) return undefined
+      fd = openSync(join(this.dir, segmentName(segment)), 'r')
+      this.readFds.set(segment, fd)
     }
+    const read = readSync(fd, into, 0, length, offset)
+    if (read !== length) throw new Error(`journal: read ${read} of ${length} bytes at ${offset} of segment ${segment}`)
+    return into.subarray(0, length)
   }
 
-  /** Writes what is queued, then closes the segment file. Segments stay for replay. */
+  /**
+   * Starts a new segment once no write is under way, and returns its number: every record
+   * answered before the call lies in a lower segment. (Nothing is started when the current
+   * segment is still empty.)
+   */
+  async cut (): Promise<number> {
+    while (this.writing) await new Promise<void>((resolve) => this.idle.push(resolve))
+    if (this.segmentBytes > 0 && !this.closed) this.startSegment()
+    return this.segment
+  }
+
+  /** Recycles a closed segment whose records are all held elsewhere (or no longer needed). */
+  release (segment: number): void {
+    const at = this.kept.indexOf(segment)
+    if (at < 0 || segment === this.segment) return
+    this.kept.splice(at, 1)
+    const fd = this.readFds.get(segment)
+    if (fd !== undefined) closeSync(fd)
+    this.readFds.delete(segment)
+    this.recycle(segment)
+  }
+
+  /** Writes what is queued, then closes the segment files. Segments stay for replay. */
   async close (): Promise<void> {
     this.closed = true
     if (this.writing) await new Promise<void>((resolve) => this.idle.push(resolve))
     this.writeGroup(true)
     closeSync(this.fd)
+    for (const fd of this.readFds.values()) closeSync(fd)
+    this.readFds.clear()
   }
 
   /**
@@ -181,13 +231,13 @@ export class Journal {
     this.spares.push(segment)
   }
 
-  /** Closes the current segment and starts the next; its first record is the oldest of the last `unwritten` appended. */
-  private startSegment (unwritten = 0): void {
+  /** Closes the current segment (its fd for writing) and starts the next. */
+  private startSegment (): void {
     closeSync(this.fd)
     this.segment++
     this.fd = this.createSegment()
     this.segmentBytes = 0
-    this.segmentStarts.push({ segment: this.segment, firstSeq: this.nextSeq - this.queue.length - unwritten })
+    this.kept.push(this.segment)
   }
 
   /**
@@ -200,17 +250,23 @@ export class Journal {
     const waiters = this.waiters
     this.queue = []
     this.waiters = []
+    // where the group goes: set before it is written, read when it is answered
+    let segment = this.segment
+    let at = 0
     const answer = (): void => {
-      for (const w of waiters) {
-        if (this.failed === undefined) w.resolve(w.seq)
-        else w.reject(this.failed)
+      let offset = at
+      for (let i = 0; i < waiters.length; i++) {
+        if (this.failed === undefined) waiters[i].resolve({ segment, offset: offset + HEADER_BYTES })
+        else waiters[i].reject(this.failed)
+        offset += records[i].length
       }
     }
     if (this.failed !== undefined) return answer()
     let bytes = 0
     try {
       // a full segment is closed before the group: each group lies whole in one file
-      if (this.segmentBytes >= SEGMENT_BYTES) this.startSegment(records.length)
+      if (this.segmentBytes >= SEGMENT_BYTES) this.startSegment()
+      segment = this.segment
       for (const record of records) {
         const payload = record.subarray(HEADER_BYTES)
         record.writeUInt32LE(payload.length, 0)
@@ -218,7 +274,7 @@ export class Journal {
         bytes += record.length
       }
       // positional: a reused segment holds older bytes past the end of what was written
-      const at = this.segmentBytes
+      at = this.segmentBytes
       this.segmentBytes += bytes
       if (sync || records.length >= SYNC_GROUP_RECORDS) {
         const written = writevSync(this.fd, records, at)

@@ -5,10 +5,11 @@
  * loop for up to half a second with 1M envelopes (docs/benchmarks.md). Here:
  *
  *   MailboxEntries  one mailbox's committed envelopes in (sent_at, id) order: a region of rows,
- *                   each sent_at (u32), which lmdb table holds it (u8: the log, the merged
- *                   mailbox table, or the log while a running merge has copied it; store.ts),
- *                   id (16 bytes) and sender key (32 bytes)
- *   MailboxArena    where the regions live: small ones (up to SHARED_ROWS rows) in shared 900 KB
+ *                   each sent_at (u32), where its value is (u8: the journal, the merged mailbox
+ *                   table, or lmdb's log of older stores; either of the first and last while a
+ *                   running merge has copied it; store.ts), id (16 bytes), sender key (32
+ *                   bytes), and its position in the journal (segment, offset, length)
+ *   MailboxArena    where the regions live: small ones (up to SHARED_ROWS rows) in shared 1 MiB
  *                   slabs, reused through free lists by size; larger ones in buffers of their own.
  *                   A mailbox is then one small object, not five typed arrays: with arrays of its
  *                   own each mailbox cost ~1,060 bytes of heap and ~230 of malloc, and 200,000
@@ -17,7 +18,7 @@
  *                   16-byte id to (mailbox slot, sent_at); ids are sha256 prefixes, so their
  *                   first bytes are the hash
  *
- * 90-180 bytes per envelope: a row of 56 bytes in a region up to twice as large as needed, and
+ * 98-197 bytes per envelope: a row of 64 bytes in a region up to twice as large as needed, and
  * 34-69 bytes of the id table (24 bytes a slot, 35-70% full).
  */
 
@@ -26,18 +27,25 @@ export const ID_BYTES = 16
 /** an X25519 key */
 export const PUB_BYTES = 32
 
-// where an entry's value is (its row's state byte)
-const IN_LOG = 0
-const MERGED = 1
-/** in the log, and copied into the table a running merge writes */
-const COPIED = 2
+/** Where an entry's value is: its row's state byte (the merge's copied marks are two more). */
+export const IN_LOG = 0
+export const IN_TABLE = 1
+export const IN_JOURNAL = 3
+export type Place = typeof IN_LOG | typeof IN_TABLE | typeof IN_JOURNAL
+/** in the log, or the journal, and copied into the table a running merge writes */
+const LOG_COPIED = 2
+const JOURNAL_COPIED = 4
 
-// a row: sent_at u32 (native order, read through a Uint32Array) ‖ state u8 ‖ 3 spare ‖ id ‖ sender
-const ROW = 56
+// a row: sent_at u32 (native order, read through a Uint32Array) ‖ state u8 ‖ value length u24 LE
+// ‖ id ‖ sender ‖ journal segment u32 ‖ journal offset u32 (the last three for the journal's entries)
+const ROW = 64
 const ROW_WORDS = ROW / 4
 const STATE = 4
+const LENGTH = 5
 const ID = 8
 const SENDER = ID + ID_BYTES
+const SEGMENT_WORD = (SENDER + PUB_BYTES) / 4
+const OFFSET_WORD = SEGMENT_WORD + 1
 /** the smallest region, in rows; regions are powers of two */
 const MIN_ROWS = 4
 /** regions up to this many rows come from the shared slabs */
@@ -136,22 +144,47 @@ export class MailboxEntries {
     return this.words[(this.base + i) * ROW_WORDS]
   }
 
-  /** Whether entry i is in the merged mailbox table (else in the log). */
-  isMerged (i: number): boolean {
-    return this.bytes[(this.base + i) * ROW + STATE] === MERGED
+  /** Where entry i's value is read from (a copied entry still from where it was copied). */
+  place (i: number): Place {
+    const state = this.bytes[(this.base + i) * ROW + STATE]
+    return state === LOG_COPIED ? IN_LOG : state === JOURNAL_COPIED ? IN_JOURNAL : state as Place
   }
 
-  /** Marks entry i, still read from the log, as copied by a running merge (one that stops leaves the mark, which reads as the log, for the next to set again). */
+  isMerged (i: number): boolean {
+    return this.bytes[(this.base + i) * ROW + STATE] === IN_TABLE
+  }
+
+  /** The journal segment holding entry i (an entry in the journal). */
+  journalSegment (i: number): number {
+    return this.words[(this.base + i) * ROW_WORDS + SEGMENT_WORD]
+  }
+
+  /** The offset of entry i's value in its journal segment. */
+  journalOffset (i: number): number {
+    return this.words[(this.base + i) * ROW_WORDS + OFFSET_WORD]
+  }
+
+  /** The byte length of entry i's value (an entry in the journal). */
+  valueLength (i: number): number {
+    return this.bytes.readUIntLE((this.base + i) * ROW + LENGTH, 3)
+  }
+
+  /**
+   * Marks entry i, still read from the log or the journal, as copied by a running merge (one that
+   * stops leaves the mark, which reads as before, for the next to set again).
+   */
   markCopied (i: number): void {
-    this.bytes[(this.base + i) * ROW + STATE] = COPIED
+    const at = (this.base + i) * ROW + STATE
+    if (this.bytes[at] === IN_LOG) this.bytes[at] = LOG_COPIED
+    else if (this.bytes[at] === IN_JOURNAL) this.bytes[at] = JOURNAL_COPIED
   }
 
   /** Once the merge's table is current: every copied entry is merged; returns how many. */
   promoteCopied (): number {
     let n = 0
     for (let at = this.base * ROW + STATE, end = (this.base + this.length) * ROW; at < end; at += ROW) {
-      if (this.bytes[at] === COPIED) {
-        this.bytes[at] = MERGED
+      if (this.bytes[at] === LOG_COPIED || this.bytes[at] === JOURNAL_COPIED) {
+        this.bytes[at] = IN_TABLE
         n++
       }
     }
@@ -195,16 +228,22 @@ export class MailboxEntries {
     return i < this.length && this.sentAt(i) === sentAt && compareIds(this.bytes, (this.base + i) * ROW + ID, id, idOff) === 0 ? i : -1
   }
 
-  /** Inserts in order (at the end for the usual newest envelope); returns its index. */
-  insert (sentAt: number, id: Buffer, idOff: number, sender: Buffer, senderOff: number, merged = false): number {
+  /**
+   * Inserts in order (at the end for the usual newest envelope); returns its index. An entry in
+   * the journal gives its value's segment, offset and length (under 16 MiB).
+   */
+  insert (sentAt: number, id: Buffer, idOff: number, sender: Buffer, senderOff: number, place: Place = IN_LOG, segment = 0, offset = 0, length = 0): number {
     if (this.length === this.rows) this.relocate(Math.max(MIN_ROWS, this.rows * 2))
     const i = this.lowerBound(sentAt, id, idOff)
     const row = (this.base + i) * ROW
     if (i < this.length) this.bytes.copyWithin(row + ROW, row, (this.base + this.length) * ROW)
     this.words[row / 4] = sentAt
-    this.bytes[row + STATE] = merged ? MERGED : IN_LOG
+    this.bytes[row + STATE] = place
+    this.bytes.writeUIntLE(length, row + LENGTH, 3)
     id.copy(this.bytes, row + ID, idOff, idOff + ID_BYTES)
     sender.copy(this.bytes, row + SENDER, senderOff, senderOff + PUB_BYTES)
+    this.words[row / 4 + SEGMENT_WORD] = segment
+    this.words[row / 4 + OFFSET_WORD] = offset
     this.length++
     return i
   }

@@ -48,21 +48,12 @@
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { KithError } from '../errors.js'
 import { isoSeconds, type DeleteProof, type Envelope, type InboxItem } from './envelope.js'
-import { Journal, journalRecord } from './journal.js'
-import { IdTable, MailboxArena, MailboxEntries } from './mailbox-index.js'
+import { Journal, journalRecord, type JournalPosition } from './journal.js'
+import { IdTable, IN_JOURNAL, IN_LOG, IN_TABLE, MailboxArena, MailboxEntries, type Place } from './mailbox-index.js'
 
 /** Width of an anti-entropy bucket, in seconds of sent_at. */
 export const BUCKET_SECONDS = 3600
-/**
- * Journaled envelopes go into lmdb this often, or at this many. Batches of a second cost lmdb's
- * writer thread less per envelope than batches of 100 ms (4-6 µs against 6-9 µs at 12,000-16,000
- * broadcasts/s, docs/relay.md); the journal keeps them durable meanwhile.
- */
-const APPLY_INTERVAL_MS = 1000
-export const APPLY_BATCH = 20_000
-/** Puts handed to lmdb per event-loop turn: handing over costs the loop ~1.5-2.5 µs each */
-const APPLY_TURN = 1000
-/** The log is merged once it holds this many envelopes and half as many as the mailbox table. */
+/** The journal (and the log) are merged once they hold this many envelopes and half as many as the mailbox table. */
 const MERGE_MIN = 20_000
 /** A merge copies whole mailboxes for this long per event-loop turn (reads from the log miss the caches: 5-30 µs each) */
 const MERGE_TURN_MS = 5
@@ -80,10 +71,12 @@ const ID_END = AT_BYTES + 16
 const RECIPIENT_END = ID_END + 32
 const KEY_BYTES = RECIPIENT_END + 32
 
-/** Where a key holds each field. */
-interface KeyLayout { at: number, id: number, recipient: number, sender: number, merged: boolean }
-const LOG: KeyLayout = { at: 0, id: AT_BYTES, recipient: ID_END, sender: RECIPIENT_END, merged: false }
-const MERGED: KeyLayout = { at: 32, id: 32 + AT_BYTES, recipient: 0, sender: 32 + ID_END, merged: true }
+/** Where a key holds each field, and where an envelope indexed by such a key is read from. */
+interface KeyLayout { at: number, id: number, recipient: number, sender: number, place: Place }
+const LOG: KeyLayout = { at: 0, id: AT_BYTES, recipient: ID_END, sender: RECIPIENT_END, place: IN_LOG }
+/** a journal record's key: the log's layout */
+const JOURNALED: KeyLayout = { ...LOG, place: IN_JOURNAL }
+const MERGED: KeyLayout = { at: 32, id: 32 + AT_BYTES, recipient: 0, sender: 32 + ID_END, place: IN_TABLE }
 
 export interface Clock {
   /** unix ms */
@@ -108,10 +101,8 @@ export interface RelayStoreOptions {
   sync?: boolean
   /** merge the log into the mailbox table by itself (default true; see `merge`) */
   autoMerge?: boolean
-  /** the log's size that starts a merge (default MERGE_MIN) */
+  /** the journal's size that starts a merge (default MERGE_MIN) */
   mergeMin?: number
-  /** how often journaled envelopes go into lmdb, ms (default APPLY_INTERVAL_MS; tests make it short) */
-  applyIntervalMs?: number
   /** told how each merge ended (for the operator's log) */
   onMerged?: (outcome: { envelopes: number, ms: number } | { error: unknown }) => void
 }
@@ -158,15 +149,6 @@ interface PendingEntry {
   sender: string
   /** settles once the put is committed (or has failed) */
   committed: Promise<unknown>
-}
-
-/** Durable in the journal and indexed, not yet (known to be) synced in lmdb: reads fall back to it. */
-interface Unapplied {
-  id: string
-  /** journal sequence number */
-  seq: number
-  key: Buffer
-  value: Buffer
 }
 
 interface Tombstone {
@@ -221,8 +203,8 @@ function mergedKeyAt (box: MailboxEntries, i: number, into: Buffer = Buffer.allo
   return keyAt(box, i, into, MERGED)
 }
 
-/** An envelope's keys in the log and in a mailbox table. */
-interface EnvelopeKeys { log: Buffer, merged: Buffer }
+/** An envelope's keys in the log and in a mailbox table, and its journal segment (-1 when it is not in the journal). */
+interface EnvelopeKeys { log: Buffer, merged: Buffer, segment: number }
 
 /** An async put with MDB_APPEND: lmdb's write.js takes put's options form, its typings only putSync's. */
 async function appendPut (db: Database<Buffer, Buffer>, key: Buffer, value: Buffer): Promise<boolean> {
@@ -251,6 +233,8 @@ function siftDown (heap: Cursor[], at: number): void {
 
 /** Key buffer for synchronous reads only (lmdb copies it before the call returns). */
 const readKey = Buffer.allocUnsafe(KEY_BYTES)
+/** Values read from the journal for valueAt (a view, valid until the next read; grown when one needs more). */
+let journalScratch = Buffer.allocUnsafe(128 * 1024)
 /** Scratch for assembling an inbox page (grown per call when a page needs more). */
 const pageBuffer = Buffer.allocUnsafe(256 * 1024)
 const COMMA = 0x2c
@@ -317,22 +301,15 @@ export class RelayStore {
   private readonly arena = new MailboxArena()
   private readonly buckets = new Map<number, BucketState>()
   private readonly journal: Journal
-  /** by id, in journal order */
-  private readonly unapplied = new Map<string, Unapplied>()
-  /** the unapplied not yet handed to lmdb, in journal order (a deleted one is skipped when handed) */
-  private toIssue: Unapplied[] = []
-  private applyTimer: NodeJS.Timeout | undefined
-  private lastApply: Promise<void> = Promise.resolve()
-  /** the last apply's handing over to lmdb: the next one waits for it, so puts reach lmdb in journal order */
-  private issuing: Promise<unknown> = Promise.resolve()
-  /** live envelopes in the mailbox table (the rest are in the log) */
+  /** live envelopes read from each journal segment: one with none left is released */
+  private readonly segmentLive = new Map<number, number>()
+  /** live envelopes in the mailbox table (the rest are in the journal, or lmdb's log) */
   private mergedCount = 0
   private merging: Promise<void> | undefined
   /** the table a merge is writing: deletes and expiry reach it too */
   private target: Database<Buffer, Buffer> | undefined
   private readonly autoMerge: boolean
   private readonly mergeMin: number
-  private readonly applyIntervalMs: number
   private readonly onMerged: RelayStoreOptions['onMerged']
   /** where the sweep of merged envelopes goes on from, by mailbox slot */
   private sweepSlot = 0
@@ -352,13 +329,13 @@ export class RelayStore {
     this.clock = opts.clock
     this.autoMerge = opts.autoMerge ?? true
     this.mergeMin = opts.mergeMin ?? MERGE_MIN
-    this.applyIntervalMs = opts.applyIntervalMs ?? APPLY_INTERVAL_MS
     this.onMerged = opts.onMerged
     this.migrateFormat1()
     // (a merge that did not finish leaves the other table partly written: the next merge empties it)
     this.current = this.meta.get('merged') === 1 ? 1 : 0
     this.load()
-    this.journal = new Journal(path, (payloads) => this.replay(payloads))
+    // segments below `journalFrom` were merged into the mailbox table
+    this.journal = new Journal(path, Number(this.meta.get('journalFrom') ?? 0), (payload, at) => this.replay(payload, at))
   }
 
   /** Opens the store and rebuilds the in-memory indexes from the keys (about 1 s per million envelopes, docs/relay.md). */
@@ -407,16 +384,14 @@ export class RelayStore {
     const value = payload.subarray(KEY_BYTES)
     value.write(text, 'latin1')
     const committed = this.journal.append(record).then(
-      (seq) => {
+      (at) => {
         box.pending--
         this.pending.delete(env.id)
-        box.insert(env.sent_at, key, AT_BYTES, key, RECIPIENT_END)
+        box.insert(env.sent_at, key, AT_BYTES, key, RECIPIENT_END, IN_JOURNAL, at.segment, at.offset + KEY_BYTES, value.length)
         this.ids.set(key, AT_BYTES, box.slot, env.sent_at)
         this.changeBucket(env.sent_at, 'live', +1, key, AT_BYTES)
-        const entry = { id: env.id, seq, key, value }
-        this.unapplied.set(env.id, entry)
-        this.toIssue.push(entry)
-        this.scheduleApply()
+        this.countSegment(at.segment, +1)
+        this.mergeWhenDue()
       },
       (err: unknown) => {
         box.pending--
@@ -429,65 +404,37 @@ export class RelayStore {
     return true
   }
 
-  private scheduleApply (): void {
-    if (this.closing) return
-    // a failed apply loses nothing: the envelopes stay in memory and in the journal, which replays them at the next open
-    if (this.toIssue.length >= APPLY_BATCH) this.apply().catch(() => {})
-    else this.applyTimer ??= setTimeout(() => { this.apply().catch(() => {}) }, this.applyIntervalMs).unref()
+  /** Starts a merge once the journal (and lmdb's log) hold mergeMin envelopes and half as many as the mailbox table. */
+  private mergeWhenDue (): void {
+    if (!this.autoMerge || this.closing || this.merging !== undefined) return
+    const unmerged = this.ids.size - this.mergedCount
+    if (unmerged >= this.mergeMin && unmerged >= this.mergedCount / 2) this.merge().catch(() => {})
   }
 
-  /**
-   * Hands the journaled envelopes not yet in lmdb to it, APPLY_TURN per event-loop turn; once
-   * they are synced, drops them from memory and their journal segments. Resolves when every
-   * envelope journaled before the call is synced in lmdb.
-   */
-  private async apply (): Promise<void> {
-    clearTimeout(this.applyTimer)
-    this.applyTimer = undefined
-    // taken whole: scanning `unapplied` for what is not yet handed over cost O(backlog) per call
-    const batch = this.toIssue
-    if (batch.length === 0) return await this.lastApply
-    this.toIssue = []
-    const handedOver = this.issuing.then(async () => await this.handOver(batch))
-    this.issuing = handedOver.catch(() => {})
-    const upTo = batch[batch.length - 1].seq + 1
-    // lmdb commits in order, so the last put being synced means the earlier ones are too
-    this.lastApply = handedOver.then(async ({ write }) => { await write; await this.root.flushed }).then(() => {
-      for (const entry of batch) if (this.unapplied.get(entry.id) === entry) this.unapplied.delete(entry.id)
-      this.journal.release(upTo)
-      const inLog = this.ids.size - this.mergedCount
-      if (this.autoMerge && !this.closing && inLog >= this.mergeMin && inLog >= this.mergedCount / 2) this.merge().catch(() => {})
-    })
-    await this.lastApply
+  private countSegment (segment: number, delta: 1 | -1): void {
+    const n = this.segmentLive.get(segment)
+    // a segment a merge has released is no longer counted
+    if (n !== undefined || delta > 0) this.segmentLive.set(segment, (n ?? 0) + delta)
   }
 
-  /** Puts a batch's envelopes that are still unapplied (not deleted meanwhile); resolves once all are handed over, with the last put (boxed: a returned promise would be awaited). */
-  private async handOver (batch: Unapplied[]): Promise<{ write: Promise<unknown> }> {
-    let write: Promise<unknown> = Promise.resolve()
-    for (let at = 0; at < batch.length; at += APPLY_TURN) {
-      if (at > 0) await nextTurn()
-      const end = Math.min(at + APPLY_TURN, batch.length)
-      for (let i = at; i < end; i++) {
-        const entry = batch[i]
-        if (this.unapplied.get(entry.id) === entry) write = this.envelopes.put(entry.key, entry.value)
+  /** Recycles the closed journal segments that hold no live envelope (all merged, deleted or expired). */
+  private releaseEmptySegments (below = 0): void {
+    for (const segment of this.journal.closedSegments) {
+      if (segment < below || (this.segmentLive.get(segment) ?? 0) === 0) {
+        this.journal.release(segment)
+        this.segmentLive.delete(segment)
       }
     }
-    return { write }
   }
 
-  /** Journal records left by a crash: what lmdb lacks goes in (synced) before the journal drops them. */
-  private replay (payloads: Buffer[]): void {
-    const fresh: Array<{ key: Buffer, value: Buffer }> = []
-    for (const payload of payloads) {
-      if (payload.length <= KEY_BYTES) continue
-      const key = Buffer.from(payload.subarray(0, KEY_BYTES))
-      const id = key.toString('hex', AT_BYTES, ID_END)
-      if (this.isExpired(key.readUIntBE(0, AT_BYTES)) || this.deleted.has(id) || this.ids.find(key, AT_BYTES) >= 0) continue
-      fresh.push({ key, value: Buffer.from(payload.subarray(KEY_BYTES)) })
-    }
-    if (fresh.length === 0) return
-    this.root.transactionSync(() => { for (const { key, value } of fresh) this.envelopes.putSync(key, value) })
-    for (const { key } of fresh) this.index(key, LOG)
+  /** A journal record kept from before: indexed where it lies, unless it is expired, deleted or already in lmdb. */
+  private replay (payload: Buffer, at: JournalPosition): void {
+    this.segmentLive.set(at.segment, this.segmentLive.get(at.segment) ?? 0)
+    if (payload.length <= KEY_BYTES) return
+    const key = payload.subarray(0, KEY_BYTES)
+    const id = key.toString('hex', AT_BYTES, ID_END)
+    if (this.isExpired(key.readUIntBE(0, AT_BYTES)) || this.deleted.has(id) || this.ids.find(key, AT_BYTES) >= 0) return
+    this.index(key, JOURNALED, undefined, at.segment, at.offset + KEY_BYTES, payload.length - KEY_BYTES)
   }
 
   /**
@@ -547,7 +494,7 @@ export class RelayStore {
   get (id: string): Envelope | undefined {
     const found = this.findLive(id)
     if (found === undefined || this.isExpired(found.sentAt)) return undefined
-    const value = this.storedCopy(found.box, found.index) ?? this.unapplied.get(id)?.value
+    const value = this.storedCopy(found.box, found.index)
     return value === undefined ? undefined : decodeValue(value)
   }
 
@@ -585,8 +532,6 @@ export class RelayStore {
     const { box, index, sentAt } = found
     if (box.recipient.toString('hex') !== pub || this.isExpired(sentAt, now)) return 'not_found'
     const stored: DeleteProof = { ...proof, sent_at: sentAt }
-    // not yet handed to lmdb: it never will be (a replay skips it for its tombstone)
-    this.unapplied.delete(id)
     const keys = this.takeOut(box, index)
     this.deleted.set(id, { sentAt, proof: stored })
     this.changeBucket(sentAt, 'live', -1, keys.log, AT_BYTES)
@@ -596,6 +541,8 @@ export class RelayStore {
       this.tombstones.put(tombstoneKey(sentAt, id), stored)
     })
     await this.root.flushed
+    // its journal record may go only now: until the tombstone is synced, a replay must find the envelope
+    if (keys.segment >= 0) this.countSegment(keys.segment, -1)
     return 'deleted'
   }
 
@@ -605,7 +552,6 @@ export class RelayStore {
    * between batches, while it returns `batch`.
    */
   async sweepExpired (now: number, batch: number): Promise<number> {
-    if (this.unapplied.size > 0) await this.apply()
     const liveFrom = this.liveFrom(now)
     const end = atPrefix(liveFrom)
     const logKeys = [...this.envelopes.getKeys({ end, limit: batch })].map((k) => Buffer.from(k))
@@ -620,7 +566,7 @@ export class RelayStore {
       if (box !== undefined && i >= 0) taken.push(this.takeOut(box, i))
       else strayLogKeys.push(key)
     }
-    // merged envelopes have no log key: each mailbox's oldest come first (at most
+    // merged and journaled envelopes have no log key: each mailbox's oldest come first (at most
     // SWEEP_MAILBOXES mailboxes a call, going on from where the last call stopped)
     let swept = logKeys.length
     for (let visited = 0; visited < Math.min(this.boxes.length, SWEEP_MAILBOXES) && swept < batch; visited++) {
@@ -638,12 +584,17 @@ export class RelayStore {
         this.changeBucket(sentAt, 'deleted', -1, Buffer.from(id, 'hex'))
       }
     }
-    if (swept + tombstoneKeys.length === 0) return 0
+    for (const keys of taken) if (keys.segment >= 0) this.countSegment(keys.segment, -1)
+    if (swept + tombstoneKeys.length === 0) {
+      this.releaseEmptySegments()
+      return 0
+    }
     await this.root.batch(() => {
       for (const key of strayLogKeys) this.envelopes.remove(key)
       for (const keys of taken) this.removeKeys(keys)
       for (const key of tombstoneKeys) this.tombstones.remove(key)
     })
+    this.releaseEmptySegments()
     return swept + tombstoneKeys.length
   }
 
@@ -751,9 +702,12 @@ export class RelayStore {
   }
 
   private async runMerge (): Promise<void> {
-    await this.apply()
     const target = this.mailboxTables[1 - this.current]
     await this.removeWhere(target, () => true)
+    // the merge takes the journal's segments below `cutoff`; envelopes answered from here on lie in later ones
+    const cutoff = await this.journal.cut()
+    // (answered envelopes are indexed in a microtask after their answer: all of them by the next turn)
+    await nextTurn()
     this.target = target
     // hex order is byte order: the keys come in ascending order, as appends need
     const pubs = [...this.boxSlots.keys()].sort()
@@ -770,8 +724,9 @@ export class RelayStore {
           if (box === undefined) continue
           for (let i = box.lowerBound(liveFrom); i < box.length; i++) {
             const merged = box.isMerged(i)
+            // journaled since the merge began: it stays in the journal
+            if (box.place(i) === IN_JOURNAL && box.journalSegment(i) >= cutoff) continue
             const value = this.storedCopy(box, i)
-            // journaled since the merge began, not in lmdb yet: it stays in the log
             if (value === undefined) continue
             written = appendPut(target, mergedKeyAt(box, i), value).then(checkAppend)
             // the mark moves with the entry as its mailbox changes, and goes with it when deleted
@@ -786,21 +741,27 @@ export class RelayStore {
       await this.root.flushed
       if (refused > 0) throw new Error(`the merge stopped: lmdb refused ${refused} appends as out of key order (the store keeps reading the tables it had)`)
       if (this.closing) return
-      await this.meta.put('merged', 1 - this.current)
+      // one commit: the new table, and the journal segments it took
+      await this.root.batch(() => {
+        this.meta.put('merged', 1 - this.current)
+        this.meta.put('journalFrom', cutoff)
+      })
       await this.root.flushed
     } finally {
       this.target = undefined
     }
     const old = this.mailboxTables[this.current]
-    // the new table holds every merged envelope, and the log still holds the others, copied ones included
+    // the new table holds every merged envelope, and the log and journal still hold the others, copied ones included
     this.current = this.current === 0 ? 1 : 0
     for (let p = 0; p < pubs.length;) {
       for (const turnEnd = performance.now() + MERGE_TURN_MS; p < pubs.length && performance.now() < turnEnd; p++) {
         this.mergedCount += this.mailbox(pubs[p])?.promoteCopied() ?? 0
       }
+      // (once closing, the copied marks read as the journal until the next open, which recycles the segments taken)
       if (this.closing) return
       await nextTurn()
     }
+    this.releaseEmptySegments(cutoff)
     await this.removeWhere(old, () => true)
     // the log's keys of envelopes the mailbox table now holds
     await this.removeWhere(this.envelopes, (key) => {
@@ -839,7 +800,6 @@ export class RelayStore {
   async close (): Promise<void> {
     this.closing = true
     await this.merging?.catch(() => {})
-    await this.apply()
     await this.journal.close()
     await this.root.flushed
     await this.root.close()
@@ -871,17 +831,21 @@ export class RelayStore {
     }
   }
 
-  /** Adds a committed envelope, by its key in `layout`, to the indexes; `recent` is tried as its mailbox first. */
-  private index (key: Buffer, layout: KeyLayout, recent?: MailboxEntries): MailboxEntries {
+  /**
+   * Adds a committed envelope, by its key in `layout`, to the indexes; `recent` is tried as its
+   * mailbox first. A journaled one gives its value's segment, offset and length.
+   */
+  private index (key: Buffer, layout: KeyLayout, recent?: MailboxEntries, segment = 0, offset = 0, length = 0): MailboxEntries {
     const sentAt = key.readUIntBE(layout.at, AT_BYTES)
     const r = layout.recipient
     const box = recent !== undefined && key.compare(recent.recipient, 0, 32, r, r + 32) === 0
       ? recent
       : (this.mailbox(key.toString('hex', r, r + 32)) ?? this.newMailbox(key.toString('hex', r, r + 32)))
-    box.insert(sentAt, key, layout.id, key, layout.sender, layout.merged)
+    box.insert(sentAt, key, layout.id, key, layout.sender, layout.place, segment, offset, length)
     this.ids.set(key, layout.id, box.slot, sentAt)
     this.changeBucket(sentAt, 'live', +1, key, layout.id)
-    if (layout.merged) this.mergedCount++
+    if (layout.place === IN_TABLE) this.mergedCount++
+    if (layout.place === IN_JOURNAL) this.countSegment(segment, +1)
     return box
   }
 
@@ -890,20 +854,28 @@ export class RelayStore {
   }
 
   /**
-   * Entry i's stored value (a view of lmdb's read buffer, valid until the next read): from the
-   * mailbox table or the log, or, before lmdb has it, from the journal's copy.
+   * Entry i's stored value (a view of a shared read buffer, lmdb's or the journal's, valid until
+   * the next read): from the mailbox table, the journal or the log.
    */
   private valueAt (box: MailboxEntries, i: number): Buffer | undefined {
-    if (box.isMerged(i)) return this.mailboxTable.getBinaryFast(mergedKeyAt(box, i, readKey))
-    const key = keyAt(box, i, readKey)
-    const value = this.envelopes.getBinaryFast(key)
-    if (value !== undefined || this.unapplied.size === 0) return value
-    return this.unapplied.get(key.toString('hex', AT_BYTES, ID_END))?.value
+    switch (box.place(i)) {
+      case IN_TABLE: return this.mailboxTable.getBinaryFast(mergedKeyAt(box, i, readKey))
+      case IN_JOURNAL: {
+        const length = box.valueLength(i)
+        if (length > journalScratch.length) journalScratch = Buffer.allocUnsafe(2 * length)
+        return this.journal.read(box.journalSegment(i), box.journalOffset(i), length, journalScratch)
+      }
+      default: return this.envelopes.getBinaryFast(keyAt(box, i, readKey))
+    }
   }
 
-  /** Entry i's stored value as lmdb holds it (not the journal's copy): getBinary, a buffer of its own, not valueAt's view of lmdb's shared one. */
+  /** Entry i's stored value in a buffer of its own (valueAt's is shared). */
   private storedCopy (box: MailboxEntries, i: number): Buffer | undefined {
-    return box.isMerged(i) ? this.mailboxTable.getBinary(mergedKeyAt(box, i, readKey)) : this.envelopes.getBinary(keyAt(box, i, readKey))
+    switch (box.place(i)) {
+      case IN_TABLE: return this.mailboxTable.getBinary(mergedKeyAt(box, i, readKey))
+      case IN_JOURNAL: return this.journal.read(box.journalSegment(i), box.journalOffset(i), box.valueLength(i))
+      default: return this.envelopes.getBinary(keyAt(box, i, readKey))
+    }
   }
 
   private mailbox (pub: string): MailboxEntries | undefined {
@@ -944,7 +916,7 @@ export class RelayStore {
 
   /** Takes entry i of `box` out of the in-memory indexes; returns its keys, for `removeKeys`. */
   private takeOut (box: MailboxEntries, i: number): EnvelopeKeys {
-    const keys = { log: keyAt(box, i), merged: mergedKeyAt(box, i) }
+    const keys = { log: keyAt(box, i), merged: mergedKeyAt(box, i), segment: box.place(i) === IN_JOURNAL ? box.journalSegment(i) : -1 }
     if (box.isMerged(i)) this.mergedCount--
     box.removeAt(i)
     this.ids.delete(keys.log, AT_BYTES)
@@ -952,9 +924,12 @@ export class RelayStore {
     return keys
   }
 
-  /** In an lmdb batch: an envelope out of every table that may hold it (a merge may be copying it). */
+  /**
+   * In an lmdb batch: an envelope out of every table that may hold it (a merge may be copying it,
+   * or have copied it before its mark became `merged`). A journaled envelope was never in the log.
+   */
   private removeKeys (keys: EnvelopeKeys): void {
-    this.envelopes.remove(keys.log)
+    if (keys.segment < 0) this.envelopes.remove(keys.log)
     this.mailboxTable.remove(keys.merged)
     this.target?.remove(keys.merged)
   }

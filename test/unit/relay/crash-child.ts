@@ -7,10 +7,9 @@ import { RelayStore, envelopeFromUpload } from '../../../src/relay/index.js'
 import { newClient, sealEnvelope } from './helpers.js'
 
 const dir = process.argv[2]
-// with a small merge threshold the log is merged into the mailbox table again and again meanwhile
+// with a small merge threshold the journal is merged into the mailbox table again and again meanwhile
 const mergeMin = process.argv[3] === undefined ? undefined : Number(process.argv[3])
-// (and lmdb takes the journaled envelopes every 50 ms, so merges start within the test's second)
-const store = RelayStore.open(dir, { ttlMs: 86_400_000, clock: { now: Date.now }, mergeMin, applyIntervalMs: mergeMin === undefined ? undefined : 50, limits: { maxPerMailbox: 20_000, maxPerSender: 20_000 } })
+const store = RelayStore.open(dir, { ttlMs: 86_400_000, clock: { now: Date.now }, mergeMin, limits: { maxPerMailbox: 20_000, maxPerSender: 20_000 } })
 const alice = newClient()
 const bob = newClient()
 for (let round = 0; round < 500; round++) {

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Journal, journalRecord } from '../../../src/relay/journal.js'
+import { Journal, journalRecord, type JournalPosition } from '../../../src/relay/journal.js'
 import { withTempDir } from './helpers.js'
 
 function record (text: string): Buffer {
@@ -11,28 +11,36 @@ function record (text: string): Buffer {
   return record
 }
 
-function reopen (dir: string): { journal: Journal, replayed: string[] } {
+function reopen (dir: string, firstKept = 0): { journal: Journal, replayed: string[], at: JournalPosition[] } {
   const replayed: string[] = []
-  const journal = new Journal(dir, (payloads) => { for (const p of payloads) replayed.push(p.toString()) })
-  return { journal, replayed }
+  const at: JournalPosition[] = []
+  const journal = new Journal(dir, firstKept, (payload, position) => { replayed.push(payload.toString()); at.push(position) })
+  return { journal, replayed, at }
 }
 
 const segments = (dir: string): string[] => readdirSync(dir).filter((n) => n.startsWith('journal-')).sort()
+const files = (dir: string): string[] => readdirSync(dir).filter((n) => n.endsWith('.log')).sort()
+const text = (journal: Journal, at: JournalPosition, length: number): string | undefined => journal.read(at.segment, at.offset, length)?.toString()
 
 describe('Journal', () => {
-  test('appends resolve in order with sequence numbers; unreleased records are replayed, in order, at the next open', async () => {
+  test('appends resolve in order with their positions, where read finds them; kept segments are replayed at every open, with the same positions', async () => {
     await withTempDir(async (dir) => {
       const { journal, replayed } = reopen(dir)
       assert.deepEqual(replayed, [])
-      const seqs = await Promise.all(['a', 'b', 'c'].map((t) => journal.append(record(t))))
-      assert.deepEqual(seqs, [0, 1, 2])
-      assert.equal(await journal.append(record('d')), 3)
+      const positions = await Promise.all(['a', 'b', 'c'].map((t) => journal.append(record(t))))
+      assert.deepEqual(positions, [8, 17, 26].map((offset) => ({ segment: 1, offset })))
+      const d = await journal.append(record('dd'))
+      assert.deepEqual(positions.map((at) => text(journal, at, 1)), ['a', 'b', 'c'])
+      assert.equal(text(journal, d, 2), 'dd')
       await journal.close()
       const second = reopen(dir)
-      assert.deepEqual(second.replayed, ['a', 'b', 'c', 'd'])
+      assert.deepEqual(second.replayed, ['a', 'b', 'c', 'dd'])
+      assert.deepEqual(second.at, [...positions, d])
+      assert.equal(text(second.journal, d, 2), 'dd')
+      await second.journal.append(record('e'))
       await second.journal.close()
-      // replayed segments are removed once `replay` returns
-      assert.deepEqual(reopen(dir).replayed, [])
+      // segment 1 is kept until released; segment 2 (opened by the second) too
+      assert.deepEqual(reopen(dir).replayed, ['a', 'b', 'c', 'dd', 'e'])
     })
   })
 
@@ -63,44 +71,52 @@ describe('Journal', () => {
       // microtasks only: an answer that still needed the thread pool could not arrive in them
       for (let i = 0; i < 10; i++) await Promise.resolve()
       assert.equal(secondAnswered, true, 'answered when close returns: nothing is still being written when the file is closed')
-      assert.deepEqual(await Promise.all([first, second]), [0, 1])
+      assert.deepEqual(await Promise.all([first, second]), [{ segment: 1, offset: 8 }, { segment: 1, offset: 8 + record('one').length }])
       assert.deepEqual(reopen(dir).replayed, ['one', 'two'])
     })
   })
 
-  test('a torn last record and a record with a bad checksum end the replay; what precedes them is kept', async () => {
+  test('a torn last record and a record with a bad checksum end the replay of their segment; what precedes them is kept', async () => {
     await withTempDir(async (dir) => {
       const { journal } = reopen(dir)
       for (const t of ['one', 'two', 'three']) await journal.append(record(t))
       await journal.close()
       const [name] = segments(dir)
-      const file = join(dir, name)
-      appendFileSync(file, record('torn').subarray(0, 9)) // header and one payload byte, length says 4
-      assert.deepEqual(reopen(dir).replayed.slice(0, 3), ['one', 'two', 'three'])
+      appendFileSync(join(dir, name), record('torn').subarray(0, 9)) // header and one payload byte, length says 4
+      assert.deepEqual(reopen(dir).replayed, ['one', 'two', 'three'])
 
+      // the journal goes on in a new segment, past the torn one
       const { journal: j2 } = reopen(dir)
       for (const t of ['four', 'five']) await j2.append(record(t))
       await j2.close()
-      const [name2] = segments(dir)
+      const name2 = segments(dir).at(-1) as string
       const bytes = readFileSync(join(dir, name2))
-      bytes[record('four').length + record('five').length - 1] ^= 0xff // corrupt the last payload byte of 'five' (a reused segment: older bytes follow)
+      bytes[record('four').length + record('five').length - 1] ^= 0xff // corrupt the last payload byte of 'five'
       writeFileSync(join(dir, name2), bytes)
-      assert.deepEqual(reopen(dir).replayed, ['four'])
+      assert.deepEqual(reopen(dir).replayed, ['one', 'two', 'three', 'four'])
     })
   })
 
-  test('release drops the segments whose records are all below the given sequence number', async () => {
+  test('cut starts a new segment; release recycles a closed one, and read then finds nothing; an open recycles those below firstKept', async () => {
     await withTempDir(async (dir) => {
       const { journal } = reopen(dir)
-      await journal.append(record('a'))
-      await journal.append(record('b'))
-      journal.release(1) // 'b' is not durable elsewhere yet: its segment stays
-      assert.equal(segments(dir).length, 1)
-      journal.release(2) // idle, all below 2: a fresh segment, the old one removed
-      assert.equal(segments(dir).length, 1)
-      await journal.append(record('c'))
+      const a = await journal.append(record('a'))
+      assert.equal(await journal.cut(), 2)
+      assert.equal(await journal.cut(), 2, 'the new segment is still empty: no other')
+      const b = await journal.append(record('b'))
+      assert.deepEqual([a.segment, b.segment, journal.current], [1, 2, 2])
+      assert.deepEqual(journal.closedSegments, [1])
+      journal.release(2) // the current one: kept
+      assert.equal(text(journal, b, 1), 'b')
+      journal.release(1)
+      assert.equal(text(journal, a, 1), undefined)
+      assert.deepEqual(files(dir), ['journal-0000000002.log', 'spare-0000000001.log'])
       await journal.close()
-      assert.deepEqual(reopen(dir).replayed, ['c'])
+      const { journal: j2, replayed } = reopen(dir, 3) // segment 2 is held elsewhere
+      assert.deepEqual(replayed, [])
+      await j2.close()
+      // (the new segment 3 is the spare that was segment 1)
+      assert.deepEqual(files(dir), ['journal-0000000003.log', 'spare-0000000002.log'])
     })
   })
 
@@ -108,11 +124,13 @@ describe('Journal', () => {
     await withTempDir(async (dir) => {
       const { journal } = reopen(dir)
       for (const t of ['a', 'b', 'c']) await journal.append(record(t))
-      journal.release(3) // segment 1 becomes a spare, still holding a, b and c
-      assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.log')).sort(), ['journal-0000000002.log', 'spare-0000000001.log'])
+      await journal.cut()
+      journal.release(1) // segment 1 becomes a spare, still holding a, b and c
+      assert.deepEqual(files(dir), ['journal-0000000002.log', 'spare-0000000001.log'])
       await journal.append(record('d'))
-      journal.release(4) // segment 3 is the old segment 1
-      assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.log')).sort(), ['journal-0000000003.log', 'spare-0000000002.log'])
+      await journal.cut() // segment 3 is the old segment 1
+      journal.release(2)
+      assert.deepEqual(files(dir), ['journal-0000000003.log', 'spare-0000000002.log'])
       await journal.append(record('e')) // overwrites 'a'; 'b' and 'c' follow it in the file
       await journal.close()
       assert.equal(readFileSync(join(dir, 'journal-0000000003.log')).length, 3 * record('a').length)
@@ -123,13 +141,12 @@ describe('Journal', () => {
   test('at most two spares are kept; numbering continues past them', async () => {
     await withTempDir(async (dir) => {
       for (let n = 1; n <= 5; n++) writeFileSync(join(dir, `journal-000000000${n}.log`), '')
-      const { journal } = reopen(dir)
+      const { journal } = reopen(dir, 6) // all five held elsewhere: two become spares, and the new segment 6 takes the first
       await journal.close()
-      assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.log')).sort(),
-        ['journal-0000000006.log', 'spare-0000000001.log', 'spare-0000000002.log'])
+      assert.deepEqual(files(dir), ['journal-0000000006.log', 'spare-0000000002.log'])
       rmSync(join(dir, 'journal-0000000006.log'))
       reopen(dir) // no segment left: the new one is numbered after the spares, and takes the oldest
-      assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.log')).sort(), ['journal-0000000003.log', 'spare-0000000002.log'])
+      assert.deepEqual(files(dir), ['journal-0000000003.log'])
     })
   })
 })

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { IdTable, MailboxArena, MailboxEntries } from '../../../src/relay/mailbox-index.js'
+import { IdTable, IN_JOURNAL, IN_LOG, IN_TABLE, MailboxArena, MailboxEntries, type Place } from '../../../src/relay/mailbox-index.js'
 
 /** Deterministic 16-byte ids, as sha256 prefixes like the real ones. */
 const idOf = (n: number): Buffer => createHash('sha256').update(String(n)).digest().subarray(0, 16)
@@ -60,10 +60,26 @@ describe('MailboxEntries', () => {
     assert.equal(box.countSender(bob), kept.filter((it) => it.sender === bob).length)
     assert.equal(box.lowerBound(1025), kept.findIndex((it) => it.at >= 1025))
   })
+
+  test('a journaled entry keeps its position while marked copied, and reads from the mailbox table once promoted', () => {
+    const box = new MailboxEntries(Buffer.alloc(32, 1), 0, new MailboxArena())
+    const sender = Buffer.alloc(32, 0xa)
+    box.insert(1000, idOf(1), 0, sender, 0, IN_JOURNAL, 7, 123_456, 70_000)
+    box.insert(1001, idOf(2), 0, sender, 0, IN_LOG)
+    box.insert(999, idOf(3), 0, sender, 0, IN_TABLE)
+    assert.deepEqual([0, 1, 2].map((i) => box.place(i)), [IN_TABLE, IN_JOURNAL, IN_LOG])
+    assert.deepEqual([box.journalSegment(1), box.journalOffset(1), box.valueLength(1)], [7, 123_456, 70_000])
+    box.markCopied(1)
+    box.markCopied(2)
+    assert.deepEqual([0, 1, 2].map((i) => box.place(i)), [IN_TABLE, IN_JOURNAL, IN_LOG])
+    assert.equal(box.promoteCopied(), 2)
+    assert.deepEqual([0, 1, 2].map((i) => box.place(i)), [IN_TABLE, IN_TABLE, IN_TABLE])
+  })
 })
 
 describe('MailboxArena', () => {
-  const entries = (box: MailboxEntries): string[] => Array.from({ length: box.length }, (_, i) => `${box.sentAt(i)}:${box.idHex(i)}:${box.isMerged(i) ? 'm' : 'l'}`)
+  const where = (box: MailboxEntries, i: number): string => box.place(i) === IN_JOURNAL ? `j${box.journalSegment(i)}/${box.journalOffset(i)}/${box.valueLength(i)}` : String(box.place(i))
+  const entries = (box: MailboxEntries): string[] => Array.from({ length: box.length }, (_, i) => `${box.sentAt(i)}:${box.idHex(i)}:${where(box, i)}`)
 
   test('mailboxes sharing slabs keep their own entries as they grow past the shared sizes, shrink and are released', () => {
     const arena = new MailboxArena()
@@ -76,9 +92,10 @@ describe('MailboxArena', () => {
       for (let k = round; k < boxes.length; k++) {
         const n = k * 1000 + round
         const at = 1000 + rand(40)
-        const merged = rand(2) === 0
-        boxes[k].insert(at, idOf(n), 0, Buffer.alloc(32, k), 0, merged)
-        oracle[k].set(`${at}:${idOf(n).toString('hex')}`, merged ? 'm' : 'l')
+        const place = ([IN_LOG, IN_TABLE, IN_JOURNAL] as Place[])[rand(3)]
+        const [segment, offset, length] = place === IN_JOURNAL ? [n % 7, n * 3, 1 + n % 90_000] : [0, 0, 0]
+        boxes[k].insert(at, idOf(n), 0, Buffer.alloc(32, k), 0, place, segment, offset, length)
+        oracle[k].set(`${at}:${idOf(n).toString('hex')}`, place === IN_JOURNAL ? `j${segment}/${offset}/${length}` : String(place))
       }
     }
     const sorted = (k: number): string[] => [...oracle[k]].map(([key, m]) => `${key}:${m}`).sort((a, b) => Number(a.split(':')[0]) - Number(b.split(':')[0]) || (a < b ? -1 : 1))

@@ -3,11 +3,12 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { open } from 'lmdb'
 import { KithError } from '../../../src/errors.js'
 import { BUCKET_SECONDS, RelayStore, bucketOf, envelopeFromUpload, presentInboxItem, type DeleteProof, type Envelope } from '../../../src/relay/index.js'
-import { APPLY_BATCH, valueText } from '../../../src/relay/store.js'
+import { valueText } from '../../../src/relay/store.js'
 import { T0, fakeClock, newClient, sealEnvelope, withTempDir, type Client } from './helpers.js'
 
 const DAY = 86_400_000
@@ -78,39 +79,6 @@ describe('RelayStore durability', () => {
       })
     })
   }
-
-  test(`a burst past the apply batch (${APPLY_BATCH}) all reaches lmdb; one deleted before it is applied, or while its batch is handed over, stays deleted`, async () => {
-    await withTempDir(async (dir) => {
-      const clock = fakeClock()
-      const alice = newClient()
-      const boxes = Array.from({ length: 8 }, () => newClient().pub)
-      const burst = Array.from({ length: APPLY_BATCH + 200 }, (_, i) => env(alice, boxes[i % boxes.length], T0S + Math.floor(i / 100), `m${i}`))
-      let store = RelayStore.open(dir, { ttlMs: DAY, clock, sync: false, limits: { maxPerMailbox: APPLY_BATCH, maxPerSender: APPLY_BATCH } })
-      // among the last 200, which wait for the apply timer
-      const gone = burst[APPLY_BATCH + 150]
-      // in the last turns of the full batch's hand-over to lmdb, which began as the puts were answered
-      const goneInHandOver = burst[APPLY_BATCH - 10]
-      assert.deepEqual(await Promise.all(burst.map(async (e) => await store.put(e))), burst.map(() => true))
-      const deleting = store.delete(goneInHandOver.id, goneInHandOver.recipient_pub, proof(goneInHandOver))
-      assert.equal(await store.delete(gone.id, gone.recipient_pub, proof(gone)), 'deleted')
-      assert.equal(await deleting, 'deleted')
-      await store.close()
-      // lmdb alone, without the journal: what apply handed over
-      const raw = open({ path: dir, readOnly: true })
-      const inLmdb = raw.openDB({ name: 'envelopes', keyEncoding: 'binary', encoding: 'binary' }).getKeysCount()
-      await raw.close()
-      assert.equal(inLmdb, burst.length - 2)
-      store = RelayStore.open(dir, { ttlMs: DAY, clock })
-      try {
-        assert.equal(boxes.reduce((n, pub) => n + store.count(pub), 0), burst.length - 2)
-        assert.equal(store.get(gone.id), undefined)
-        assert.equal(store.get(goneInHandOver.id), undefined)
-        assert.equal(store.get(burst[APPLY_BATCH + 199].id)?.id, burst[APPLY_BATCH + 199].id)
-      } finally {
-        await store.close()
-      }
-    })
-  })
 })
 
 describe('RelayStore inbox', () => {
@@ -303,6 +271,8 @@ describe('RelayStore merge (the log into the mailbox table)', () => {
     }
   }
 
+  const journalSegments = (dir: string): string[] => readdirSync(dir).filter((n) => n.startsWith('journal-')).sort()
+
   function tableCounts (dir: string): { log: number, mailboxes: number[] } {
     const raw = open({ path: dir, readOnly: true })
     try {
@@ -349,6 +319,69 @@ describe('RelayStore merge (the log into the mailbox table)', () => {
       assert.deepEqual(view(store, boxes, ids, hours), before)
       await store.close()
       assert.deepEqual(tableCounts(dir), { log: 0, mailboxes: [88, 0] })
+    })
+  })
+
+  test('envelopes are read from the journal until a merge copies them into the mailbox table and recycles the segments it took; one deleted before stays deleted', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const alice = newClient()
+      const boxes = Array.from({ length: 8 }, () => newClient().pub)
+      const es = Array.from({ length: 300 }, (_, i) => env(alice, boxes[i % boxes.length], T0S - 300 + i, `m${i}`))
+      const opts = { ttlMs: DAY, clock, autoMerge: false }
+      let store = RelayStore.open(dir, opts)
+      await Promise.all(es.map(async (e) => await store.put(e)))
+      assert.equal(await store.delete(es[7].id, es[7].recipient_pub, proof(es[7])), 'deleted')
+      await store.close()
+      // lmdb holds none of them: the journal alone does
+      assert.deepEqual(tableCounts(dir), { log: 0, mailboxes: [0, 0] })
+      store = RelayStore.open(dir, opts)
+      // the segments the first session wrote, closed now
+      const segmentsBefore = journalSegments(dir).slice(0, -1)
+      assert.ok(segmentsBefore.length > 0)
+      assert.equal(boxes.reduce((n, pub) => n + store.count(pub), 0), 299)
+      assert.equal(store.get(es[7].id), undefined)
+      assert.deepEqual(store.get(es[299].id), es[299])
+      assert.deepEqual(store.inbox(boxes[3], { limit: 5 }).items, es.filter((e) => e.recipient_pub === boxes[3]).slice(0, 5))
+      await store.merge()
+      assert.equal(store.size.merged, 299)
+      // every segment it took is recycled; the journal goes on in a new one
+      assert.deepEqual(journalSegments(dir).filter((n) => segmentsBefore.includes(n)), [])
+      const late = env(alice, boxes[0], T0S + 1)
+      assert.equal(await store.put(late), true)
+      await store.close()
+      assert.deepEqual(tableCounts(dir).mailboxes.sort(), [0, 299])
+      store = RelayStore.open(dir, opts)
+      assert.equal(boxes.reduce((n, pub) => n + store.count(pub), 0), 300)
+      assert.equal(store.get(es[7].id), undefined)
+      assert.deepEqual(store.get(late.id), late)
+      assert.deepEqual(store.get(es[0].id), es[0])
+      await store.close()
+    })
+  })
+
+  test('a closed journal segment whose envelopes have all expired or been deleted is recycled by the sweep', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const alice = newClient()
+      const bob = newClient()
+      const opts = { ttlMs: DAY, clock, autoMerge: false }
+      let store = RelayStore.open(dir, opts)
+      const es = [0, 1, 2].map((i) => env(alice, bob.pub, T0S + i))
+      for (const e of es) await store.put(e)
+      await store.close()
+      store = RelayStore.open(dir, opts) // segment 1 is closed now; 2 takes new envelopes
+      assert.deepEqual(journalSegments(dir), ['journal-0000000001.log', 'journal-0000000002.log'])
+      assert.equal(await store.delete(es[0].id, bob.pub, proof(es[0])), 'deleted')
+      assert.equal(await store.sweepExpired(clock.now(), 100), 0)
+      assert.deepEqual(journalSegments(dir), ['journal-0000000001.log', 'journal-0000000002.log'], 'two of its envelopes are live')
+      clock.advance(DAY + 10_000)
+      assert.equal(await store.sweepExpired(clock.now(), 100), 3) // two envelopes and the tombstone
+      assert.deepEqual(journalSegments(dir), ['journal-0000000002.log'])
+      await store.close()
+      store = RelayStore.open(dir, opts)
+      assert.equal(store.count(bob.pub), 0)
+      await store.close()
     })
   })
 
@@ -402,7 +435,7 @@ describe('RelayStore merge (the log into the mailbox table)', () => {
       assert.equal(await store.sweepExpired(clock.now(), 10), 0)
       assert.equal(store.size.merged, 0)
       await store.close()
-      assert.deepEqual(tableCounts(dir), { log: 1, mailboxes: [0, 0] })
+      assert.deepEqual(tableCounts(dir), { log: 0, mailboxes: [0, 0] })
     })
   })
 
