@@ -166,7 +166,8 @@ export class MailboxEntries {
 
   /** The byte length of entry i's value (an entry in the journal). */
   valueLength (i: number): number {
-    return this.bytes.readUIntLE((this.base + i) * ROW + LENGTH, 3)
+    const at = (this.base + i) * ROW + LENGTH
+    return this.bytes[at] | (this.bytes[at + 1] << 8) | (this.bytes[at + 2] << 16)
   }
 
   /**
@@ -239,7 +240,9 @@ export class MailboxEntries {
     if (i < this.length) this.bytes.copyWithin(row + ROW, row, (this.base + this.length) * ROW)
     this.words[row / 4] = sentAt
     this.bytes[row + STATE] = place
-    this.bytes.writeUIntLE(length, row + LENGTH, 3)
+    this.bytes[row + LENGTH] = length
+    this.bytes[row + LENGTH + 1] = length >> 8
+    this.bytes[row + LENGTH + 2] = length >> 16
     id.copy(this.bytes, row + ID, idOff, idOff + ID_BYTES)
     sender.copy(this.bytes, row + SENDER, senderOff, senderOff + PUB_BYTES)
     this.words[row / 4 + SEGMENT_WORD] = segment

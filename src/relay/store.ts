@@ -1,39 +1,42 @@
 /**
  * The mailbox store: its own lmdb environment (`<dataDir>/relay`), separate from the chain's,
- * so mailbox traffic never contends with block commits.
+ * so mailbox traffic never contends with block commits, and its journal beside it.
  *
  * On disk (format 3):
- *   envelopes    sent_at(6) ‖ id(16) ‖ recipient(32) ‖ sender(32) -> inbox item JSON [‖ "\n" fee_sig]
- *   mailboxes-N  recipient(32) ‖ sent_at(6) ‖ id(16) ‖ sender(32) -> the same value
- *   tombstones   sent_at(6) ‖ id(16)                               -> the owner's delete proof
- * A new envelope is one put near the end of the log (`envelopes`, in time order). A put into a
- * table in mailbox order would land at a random place in a large tree, which costs ~50-130 µs of
- * CPU each in small batches here (docs/relay.md). But an inbox page read from the log is 50
- * point reads at random places, bound by cache misses. So the log is merged, in the background,
- * into a table in mailbox order: once it holds MERGE_MIN envelopes and half as many as the
- * mailbox table, both are rewritten as appends into the other of two mailbox tables
- * (`mailboxes-0`, `mailboxes-1`; meta `merged` names the current one), the store switches to
- * it, and the old one and the merged log keys are emptied (an LSM tree of two levels). A page
- * then reads neighbouring keys, about three times cheaper (docs/relay.md).
+ *   journal-<n>.log  records: sent_at(6) ‖ id(16) ‖ recipient(32) ‖ sender(32) ‖ value (journal.ts)
+ *   mailboxes-N      recipient(32) ‖ sent_at(6) ‖ id(16) ‖ sender(32) -> inbox item JSON [‖ "\n" fee_sig]
+ *   tombstones       sent_at(6) ‖ id(16)                               -> the owner's delete proof
+ *   envelopes        (stores written before 2026-11-22) the log: the journal's key -> the value
+ * A new envelope is one record appended to the journal, in time order, where it stays and is
+ * read by position. A put into a table in mailbox order would land at a random place in a large
+ * tree, which costs ~50-130 µs of CPU each in small batches here (docs/relay.md). But an inbox
+ * page read from a log in time order is 50 reads at random places. So the journal is merged, in
+ * the background, into a table in mailbox order: once it holds MERGE_MIN envelopes and half as
+ * many as the mailbox table, both are rewritten as appends into the other of two mailbox tables
+ * (`mailboxes-0`, `mailboxes-1`; meta `merged` names the current one, and `journalFrom` the
+ * first journal segment not merged), the store switches to it, and the old table and the merged
+ * segments are dropped (an LSM tree of two levels). A page then reads neighbouring keys, about
+ * three times cheaper (docs/relay.md).
  *
- * The indexes live in memory (typed arrays, mailbox-index.ts) and are rebuilt from the keys at open:
+ * The indexes live in memory (typed arrays, mailbox-index.ts) and are rebuilt at open from the
+ * mailbox table's keys and the journal's records:
  *   ids         id -> (mailbox, sent_at) of durable envelopes     dedup, delete, anti-entropy
  *   boxes       recipient -> its envelopes in (sent_at, id) order,  inbox pages, caps, anti-entropy
- *               each marked as in the log or in the mailbox table
+ *               each with where it is read from (the journal, at a position; the mailbox table;
+ *               or the old log)
  *   pending     id -> decided, not yet durable                      caps, duplicate uploads
- *   unapplied   id -> key and value: journaled, not yet synced in lmdb (reads fall back to it)
  *   deleted     id -> tombstone                                     deletes stick
  *   buckets     hour -> {live, live_xor, deleted, deleted_xor}      anti-entropy digests
  *
  * A new envelope is durable once its record is synced in the journal (journal.ts: appends
- * synced in groups); lmdb takes the journaled envelopes about once a second (APPLY_INTERVAL_MS),
- * and once they are synced there the journal drops them. At open, journal records lmdb lacks are put in first.
+ * synced in groups). A journal segment is recycled once a merge has copied it, or once none of
+ * its envelopes is live (deleted with a synced tombstone, or expired).
  *
  * The stored value is the exact inbox item the node serves, so an inbox page is a concatenation
  * of stored bytes (no decode, no re-encode).
  *
- * Expiry is `sent_at + ttl`, with one TTL for every envelope, so the log and the tombstones are
- * their own expiry index (the sweep deletes from their start); merged envelopes are found by
+ * Expiry is `sent_at + ttl`, with one TTL for every envelope, so the old log and the tombstones
+ * are their own expiry index (the sweep deletes from their start); other envelopes are found by
  * their mailboxes, whose oldest come first. A changed SVC_MAILBOX_TTL_DAYS therefore applies to
  * envelopes already stored. Expired envelopes are filtered out of every read even before the
  * sweep reaches them.
@@ -55,7 +58,7 @@ import { IdTable, IN_JOURNAL, IN_LOG, IN_TABLE, MailboxArena, MailboxEntries, ty
 export const BUCKET_SECONDS = 3600
 /** The journal (and the log) are merged once they hold this many envelopes and half as many as the mailbox table. */
 const MERGE_MIN = 20_000
-/** A merge copies whole mailboxes for this long per event-loop turn (reads from the log miss the caches: 5-30 µs each) */
+/** A merge copies whole mailboxes for this long per event-loop turn (reads from the journal or the old log are at random places) */
 const MERGE_TURN_MS = 5
 /** and switches, or removes in one transaction, this many envelopes at a time. */
 const MERGE_TURN = 2_000
@@ -99,7 +102,7 @@ export interface RelayStoreOptions {
   limits?: Partial<RelayLimits>
   /** fsync on commit (default true) */
   sync?: boolean
-  /** merge the log into the mailbox table by itself (default true; see `merge`) */
+  /** merge the journal into the mailbox table by itself (default true; see `merge`) */
   autoMerge?: boolean
   /** the journal's size that starts a merge (default MERGE_MIN) */
   mergeMin?: number
@@ -684,13 +687,17 @@ export class RelayStore {
   }
 
   /**
-   * Merges the log into the mailbox table (see the header): every live envelope lmdb holds is
-   * appended, in mailbox order, to the other mailbox table; the store switches to it, then
-   * empties the old one and drops the merged keys from the log. Envelopes stored meanwhile stay
-   * in the log; deletes and expiry meanwhile reach the new table too. Runs a turn at a time
-   * (MERGE_TURN_MS of copying or switching, MERGE_TURN keys per removal); a crash or close at any point loses nothing (the next open ignores
-   * a half-written table, which the next merge empties first, and drops the log's keys that the
-   * mailbox table also holds). Resolves when it is done; joins a merge already running.
+   * Merges the journal (and an old log) into the mailbox table (see the header): the journal
+   * starts a new segment, and every live envelope of the earlier ones, of the mailbox table and
+   * of the log is appended, in mailbox order, to the other mailbox table; the store switches to
+   * it (recording the first segment not merged in the same commit), then recycles the merged
+   * segments, empties the old table and drops the merged keys from the log. Envelopes stored
+   * meanwhile stay in the journal; deletes and expiry meanwhile reach the new table too. Runs a
+   * turn at a time (MERGE_TURN_MS of copying or switching, MERGE_TURN keys per removal); a crash
+   * or close at any point loses nothing (the next open ignores a half-written table, which the
+   * next merge empties first; recycles the segments below `journalFrom`; and drops the log's
+   * keys that the mailbox table also holds). Resolves when it is done; joins a merge already
+   * running.
    */
   async merge (): Promise<void> {
     const started = Date.now()
