@@ -122,8 +122,9 @@ export class Journal {
         at = end
       }
     }
-    // numbers only grow, also past the spares: a reused file never gets the number its old records carry
-    this.segment = Math.max(existing.at(-1) ?? 0, this.spares.at(-1) ?? 0) + 1
+    // numbers only grow, also past the spares (a reused file never gets the number its old records
+    // carry) and past the merged ones (a new segment below `firstKept` would be recycled unread at the next open)
+    this.segment = Math.max(existing.at(-1) ?? 0, this.spares.at(-1) ?? 0, firstKept - 1) + 1
     this.fd = this.createSegment()
     this.kept.push(this.segment)
   }

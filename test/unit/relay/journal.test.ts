@@ -147,6 +147,10 @@ describe('Journal', () => {
       rmSync(join(dir, 'journal-0000000006.log'))
       reopen(dir) // no segment left: the new one is numbered after the spares, and takes the oldest
       assert.deepEqual(files(dir), ['journal-0000000003.log'])
+      rmSync(join(dir, 'journal-0000000003.log'))
+      // nor below firstKept, though its segments are gone: the next open would recycle it unread
+      reopen(dir, 10)
+      assert.deepEqual(files(dir), ['journal-0000000010.log'])
     })
   })
 })

@@ -360,6 +360,38 @@ describe('RelayStore merge (the log into the mailbox table)', () => {
     })
   })
 
+  test('a store written before the journal became the log level: its log\'s envelopes are served beside new ones, and a merge takes both and empties the log', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const alice = newClient()
+      const bob = newClient()
+      const older = [env(alice, bob.pub, T0S - 10), env(alice, bob.pub, T0S - 5)]
+      // the log as lmdb held it: sent_at(6) ‖ id ‖ recipient ‖ sender -> the stored value
+      const raw = open({ path: dir, compression: false })
+      const log = raw.openDB<Buffer, Buffer>({ name: 'envelopes', keyEncoding: 'binary', encoding: 'binary' })
+      await raw.openDB({ name: 'meta' }).put('format', 3)
+      for (const e of older) {
+        const key = Buffer.alloc(86)
+        key.writeUIntBE(e.sent_at, 0, 6)
+        key.write(e.id, 6, 'hex')
+        key.write(e.recipient_pub, 22, 'hex')
+        key.write(e.sender_pub, 54, 'hex')
+        await log.put(key, Buffer.from(valueText(e), 'latin1'))
+      }
+      await raw.close()
+      const store = RelayStore.open(dir, { ttlMs: DAY, clock, autoMerge: false })
+      const newer = env(alice, bob.pub, T0S)
+      assert.equal(await store.put(newer), true)
+      assert.deepEqual(store.inbox(bob.pub, { limit: 10 }).items, [...older, newer])
+      await store.merge()
+      assert.equal(store.size.merged, 3)
+      assert.deepEqual(store.inbox(bob.pub, { limit: 10 }).items, [...older, newer])
+      await store.close()
+      const counts = tableCounts(dir)
+      assert.deepEqual([counts.log, counts.mailboxes[0] + counts.mailboxes[1]], [0, 3])
+    })
+  })
+
   test('a closed journal segment whose envelopes have all expired or been deleted is recycled by the sweep', async () => {
     await withTempDir(async (dir) => {
       const clock = fakeClock()
