@@ -150,10 +150,6 @@ export class MailboxEntries {
     return state === LOG_COPIED ? IN_LOG : state === JOURNAL_COPIED ? IN_JOURNAL : state as Place
   }
 
-  isMerged (i: number): boolean {
-    return this.bytes[(this.base + i) * ROW + STATE] === IN_TABLE
-  }
-
   /** The journal segment holding entry i (an entry in the journal). */
   journalSegment (i: number): number {
     return this.words[(this.base + i) * ROW_WORDS + SEGMENT_WORD]

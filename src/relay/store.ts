@@ -420,7 +420,7 @@ export class RelayStore {
     if (n !== undefined || delta > 0) this.segmentLive.set(segment, (n ?? 0) + delta)
   }
 
-  /** Recycles the closed journal segments that hold no live envelope (all merged, deleted or expired). */
+  /** Recycles the closed journal segments that hold no live envelope (all merged, deleted or expired; a segment never counted holds none). */
   private releaseEmptySegments (below = 0): void {
     for (const segment of this.journal.closedSegments) {
       if (segment < below || (this.segmentLive.get(segment) ?? 0) === 0) {
@@ -432,7 +432,6 @@ export class RelayStore {
 
   /** A journal record kept from before: indexed where it lies, unless it is expired, deleted or already in lmdb. */
   private replay (payload: Buffer, at: JournalPosition): void {
-    this.segmentLive.set(at.segment, this.segmentLive.get(at.segment) ?? 0)
     if (payload.length <= KEY_BYTES) return
     const key = payload.subarray(0, KEY_BYTES)
     const id = key.toString('hex', AT_BYTES, ID_END)
@@ -588,15 +587,13 @@ export class RelayStore {
       }
     }
     for (const keys of taken) if (keys.segment >= 0) this.countSegment(keys.segment, -1)
-    if (swept + tombstoneKeys.length === 0) {
-      this.releaseEmptySegments()
-      return 0
+    if (swept + tombstoneKeys.length > 0) {
+      await this.root.batch(() => {
+        for (const key of strayLogKeys) this.envelopes.remove(key)
+        for (const keys of taken) this.removeKeys(keys)
+        for (const key of tombstoneKeys) this.tombstones.remove(key)
+      })
     }
-    await this.root.batch(() => {
-      for (const key of strayLogKeys) this.envelopes.remove(key)
-      for (const keys of taken) this.removeKeys(keys)
-      for (const key of tombstoneKeys) this.tombstones.remove(key)
-    })
     this.releaseEmptySegments()
     return swept + tombstoneKeys.length
   }
@@ -730,7 +727,7 @@ export class RelayStore {
           const box = this.mailbox(pubs[p])
           if (box === undefined) continue
           for (let i = box.lowerBound(liveFrom); i < box.length; i++) {
-            const merged = box.isMerged(i)
+            const merged = box.place(i) === IN_TABLE
             // journaled since the merge began: it stays in the journal
             if (box.place(i) === IN_JOURNAL && box.journalSegment(i) >= cutoff) continue
             const value = this.storedCopy(box, i)
@@ -777,7 +774,7 @@ export class RelayStore {
       if (slot < 0 || this.ids.sentAtOf(slot) !== sentAt) return false
       const box = this.boxes[this.ids.boxOf(slot)] as MailboxEntries
       const i = box.indexOf(sentAt, key, AT_BYTES)
-      return i >= 0 && box.isMerged(i)
+      return i >= 0 && box.place(i) === IN_TABLE
     })
   }
 
@@ -924,7 +921,7 @@ export class RelayStore {
   /** Takes entry i of `box` out of the in-memory indexes; returns its keys, for `removeKeys`. */
   private takeOut (box: MailboxEntries, i: number): EnvelopeKeys {
     const keys = { log: keyAt(box, i), merged: mergedKeyAt(box, i), segment: box.place(i) === IN_JOURNAL ? box.journalSegment(i) : -1 }
-    if (box.isMerged(i)) this.mergedCount--
+    if (box.place(i) === IN_TABLE) this.mergedCount--
     box.removeAt(i)
     this.ids.delete(keys.log, AT_BYTES)
     this.dropIfEmpty(box)
