@@ -43,6 +43,7 @@ import { promisify } from 'node:util'
 import { RelayStore, canonicalId, type Envelope } from '../src/relay/index.js'
 import { machineInfo, processCpuSeconds, selfCpuSeconds, type MachineInfo } from './lib/proc.js'
 import { REPO_ROOT, freePort, nodeBinary, request, sleep, stopChild } from './lib/harness.js'
+import { RawHttpConnection } from './lib/raw-http.js'
 import { percentiles, type Percentiles } from './throughput.js'
 
 const execFileP = promisify(execFile)
@@ -333,7 +334,7 @@ async function closedLoop (opts: {
   next: () => { method: string, path: string, body?: Buffer } | undefined
   onOk?: (body: string) => void
 }): Promise<PhaseResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency })
+  const connections = Array.from({ length: opts.concurrency }, () => new RawHttpConnection(opts.port))
   const latencies: number[] = []
   const errors: Record<string, number> = {}
   const firstErrors: string[] = []
@@ -344,22 +345,22 @@ async function closedLoop (opts: {
   const self0 = selfCpuSeconds()
   const t0 = performance.now()
   const deadline = t0 + opts.durationMs
-  const worker = async (): Promise<void> => {
+  const worker = async (connection: RawHttpConnection): Promise<void> => {
     while (performance.now() < deadline) {
       const req = opts.next()
       if (req === undefined) return
       requests++
       const sent = performance.now()
       try {
-        const res = await request(agent, opts.port, req.method, req.path, req.body)
+        const res = await connection.request(req.method, req.path, req.body)
         latencies.push(performance.now() - sent)
         if (res.status === 200) {
           ok++
-          opts.onOk?.(res.body)
+          opts.onOk?.(res.body.toString('utf8'))
         } else {
           const key = String(res.status)
           errors[key] = (errors[key] ?? 0) + 1
-          if (firstErrors.length < 5) firstErrors.push(`${res.status} ${res.body.slice(0, 200)}`)
+          if (firstErrors.length < 5) firstErrors.push(`${res.status} ${res.body.toString('utf8', 0, 200)}`)
         }
       } catch (err) {
         errors.network = (errors.network ?? 0) + 1
@@ -367,11 +368,11 @@ async function closedLoop (opts: {
       }
     }
   }
-  await Promise.all(Array.from({ length: opts.concurrency }, worker))
+  await Promise.all(connections.map(worker))
   const wall = (performance.now() - t0) / 1000
   const server1 = processCpuSeconds(opts.pid) ?? NaN
   const self1 = selfCpuSeconds()
-  agent.destroy()
+  for (const c of connections) c.close()
   return {
     concurrency: opts.concurrency,
     durationMs: opts.durationMs,
@@ -413,7 +414,10 @@ async function openLoopJob (job: OpenLoopJob): Promise<OpenLoopResult> {
  * each latency runs from the scheduled time (no coordinated omission).
  */
 async function openLoop (opts: { port: number, pid: number, rate: number, durationMs: number, path: () => string }): Promise<OpenLoopResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: OPEN_LOOP_MAX_OUTSTANDING })
+  // a connection per request in flight, reused once its answer is in
+  const idle: RawHttpConnection[] = []
+  const all: RawHttpConnection[] = []
+  const opened = (c: RawHttpConnection): RawHttpConnection => { all.push(c); return c }
   const latencies: number[] = []
   const errors: Record<string, number> = {}
   const pending = new Set<Promise<void>>()
@@ -431,16 +435,17 @@ async function openLoop (opts: { port: number, pid: number, rate: number, durati
     sent++
     // from the schedule, or from the send when the timer fired early (never from later: that would hide stalls)
     const from = Math.min(due, performance.now())
-    const p = request(agent, opts.port, 'GET', opts.path()).then((res) => {
+    const connection = idle.pop() ?? opened(new RawHttpConnection(opts.port))
+    const p = connection.request('GET', opts.path()).then((res) => {
       latencies.push(performance.now() - from)
       if (res.status === 200) ok++
       else errors[String(res.status)] = (errors[String(res.status)] ?? 0) + 1
-    }, () => { errors.network = (errors.network ?? 0) + 1 }).finally(() => pending.delete(p))
+    }, () => { errors.network = (errors.network ?? 0) + 1 }).finally(() => { pending.delete(p); idle.push(connection) })
     pending.add(p)
   }
   await Promise.all(pending)
   const wall = (performance.now() - t0) / 1000
-  agent.destroy()
+  for (const c of all) c.close()
   const sorted = Float64Array.from(latencies).sort()
   return {
     offeredPerSec: opts.rate,

@@ -12,13 +12,13 @@
  * journaled envelope into a log table, once a second; the journal now is that log, which saves
  * lmdb's writer thread and the hand-over (docs/relay.md).
  *
- * A small group is written by the thread pool, so the loop never waits for the disk when it is
- * not busy. A group of SYNC_GROUP_RECORDS or more (the node is busy) is written synchronously:
- * handing a group to the thread pool and its answer back costs more CPU than the write itself on
- * these VMs (cross-thread wake-ups: about 25 µs per envelope in all at 13 envelopes a group,
- * docs/relay.md), while the write of a reused segment takes 0.1-0.4 ms (p99 3-7 ms, when lmdb
- * is flushing). One write at a time: the next group waits, so groups are answered in order.
- *
+ * Groups are written by the thread pool, one at a time: while one is on its way to the disk the
+ * loop goes on parsing uploads, which become the next group, so a busy node overlaps its syncs
+ * with its work and the loop never waits for the disk. (Until 2026-11-22 a group of 8 or more
+ * was written synchronously, which saves the cross-thread hand-off; that won only while the load
+ * generator, not the node, bounded the benchmark: with a client that leaves the node the
+ * bottleneck, writing every group from the pool accepted 15% more broadcasts, docs/relay.md.)
+
  * Record: u32 LE payload length ‖ u32 LE crc32(payload, seeded with the segment number) ‖
  * payload. A crash can tear only groups that were never acknowledged; replay of a segment stops
  * at its first record that is incomplete or fails its checksum (after a crash the journal goes
@@ -39,8 +39,6 @@ const SEGMENT_NAME = /^journal-(\d{10})\.log$/
 const SPARE_NAME = /^spare-(\d{10})\.log$/
 /** Released segments kept for reuse; more are deleted. */
 const MAX_SPARES = 2
-/** Groups this large are written synchronously (see above). */
-const SYNC_GROUP_RECORDS = 8
 /** A new segment starts once the current one holds this many bytes (and at least one record). */
 const SEGMENT_BYTES = 16 * 1024 * 1024
 
@@ -243,7 +241,7 @@ export class Journal {
 
   /**
    * Writes the queued records as one group at the end of the segment and answers their appends;
-   * synchronously when `sync` or when the group is large.
+   * synchronously when `sync` (at close).
    */
   private writeGroup (sync = false): void {
     if (this.writing || this.queue.length === 0) return
@@ -277,7 +275,7 @@ export class Journal {
       // positional: a reused segment holds older bytes past the end of what was written
       at = this.segmentBytes
       this.segmentBytes += bytes
-      if (sync || records.length >= SYNC_GROUP_RECORDS) {
+      if (sync) {
         const written = writevSync(this.fd, records, at)
         if (written !== bytes) throw new Error(`journal: wrote ${written} of ${bytes} bytes`)
         return answer()
