@@ -1,7 +1,7 @@
 /**
  * Relay mailbox benchmark: POST /relay/broadcast rate and GET /relay/inbox latency of one real
  * node (a `bin/kith start` child process) whose relay store already holds many envelopes, beside
- * a bare Koa app measured with the same HTTP client on the same machine.
+ * a bare Koa app measured with the same HTTP client (raw sockets, bench/lib/raw-http.ts) on the same machine.
  *
  * - `kith init` a fresh home, then pre-load N envelopes over M mailboxes straight into
  *   `<home>/data/relay` with RelayStore (fsync off for the load; random 24-byte nonces, ~200-byte
@@ -696,6 +696,7 @@ const pct = (x: number): string => `${(x * 100).toFixed(1)}%`
 
 /** Server CPU (all threads) per answered request, µs. */
 const perRequestUs = (p: PhaseResult): number => p.serverCores / p.okPerSec * 1e6
+const clientUs = (p: PhaseResult): number => p.clientCores / p.okPerSec * 1e6
 
 /** Runs grouped by concurrency, in the order first seen: the best run of each and all of them. */
 function bestPerConcurrency (points: PhaseResult[]): Array<{ best: PhaseResult, all: PhaseResult[] }> {
@@ -749,7 +750,7 @@ export function formatRelayBench (r: RelayBenchResult): string {
     '',
     `- best broadcast / best bare Koa = **${(r.broadcastRatio * 100).toFixed(1)}%** (goal ≥ 60%: ${r.broadcastRatio >= 0.6 ? 'met' : 'not met'}); ` +
       `server CPU per request in those runs (all threads): broadcast ${fmt(perRequestUs(r.broadcast))} µs, bare Koa ${fmt(perRequestUs(r.baseline))} µs ` +
-      `(the bare runs are bound by the client, at ~1 core); ` +
+      `(client CPU per request: ${fmt(clientUs(r.broadcast), 1)} and ${fmt(clientUs(r.baseline), 1)} µs, so the server, not the load generator, is the bottleneck of both); ` +
       `median of the back-to-back pairs (same round and C): **${pct(median(pairRatios(r.broadcastSweep, r.baselineSweep)))}** ` +
       `(${pairRatios(r.broadcastSweep, r.baselineSweep).map(pct).join(', ')}); ` +
       `against the bare app answering the same POSTs: **${(r.broadcast.okPerSec / r.baselinePost.okPerSec * 100).toFixed(1)}%** best against best, ` +
@@ -758,7 +759,8 @@ export function formatRelayBench (r: RelayBenchResult): string {
       `inbox p99 = **${fmt(r.inbox.latencyMs.p99, 2)} ms** closed loop at C=${c.inbox.concurrency}, where most of it is queueing behind ${c.inbox.concurrency - 1} other requests on one event loop ` +
       `(goal < 10 ms: ${r.inbox.latencyMs.p99 < 10 ? 'met' : 'not met'}), beside **${fmt(r.inboxFloor.latencyMs.p99, 2)} ms** for a bare Koa app answering a copy of one page to the same clients; open loop ${r.inboxOpenLoop.map((o) => `**${fmt(o.latencyMs.p99, 2)} ms** at ${fmt(o.offeredPerSec)}/s`).join(', ')}; ` +
       `an inbox page held ${fmt(r.inbox.meanItems, 1)} items on average;`,
-    '- closed loop: each client sends its next request when the previous one is answered, over keep-alive connections on loopback; ' +
+    '- closed loop: each client sends its next request when the previous one is answered, over keep-alive connections on loopback ' +
+      '(raw sockets, bench/lib/raw-http.ts: node:http\'s client spends 35-60 µs per request here and would bound the bare runs); ' +
       'a 1 s warm-up precedes each phase and is not counted. Inbox runs before broadcast, so it reads exactly the pre-loaded set; ' +
       'bare Koa and broadcast alternate, one concurrency at a time (bare first), both servers up;',
     '- each broadcast has a fresh nonce (its own id), a random one of 1,000 senders and a random loaded mailbox as recipient (no mailbox or sender cap is hit); ' +

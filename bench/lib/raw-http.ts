@@ -51,10 +51,12 @@ export class RawHttpConnection {
     const socket = net.connect(this.port, this.host)
     socket.setNoDelay(true)
     socket.setTimeout(REQUEST_TIMEOUT_MS, () => socket.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)))
-    socket.on('data', (chunk: Buffer) => this.onData(chunk))
-    socket.on('error', (err) => this.fail(err))
+    // events of a connection already replaced must not touch the request on the new one
+    socket.on('data', (chunk: Buffer) => { if (this.socket === socket) this.onData(chunk) })
+    socket.on('error', (err) => { if (this.socket === socket) this.fail(err) })
     socket.on('close', () => {
-      if (this.socket === socket) this.socket = undefined
+      if (this.socket !== socket) return
+      this.socket = undefined
       this.fail(new Error('connection closed by the server'))
     })
     this.socket = socket
@@ -68,6 +70,7 @@ export class RawHttpConnection {
     const length = /\r\ncontent-length: *(\d+)/.exec(head)?.[1]
     if (length === undefined) {
       this.socket?.destroy()
+      this.socket = undefined
       this.fail(new Error(`answer without Content-Length (this client reads no other framing): ${head.slice(0, 200)}`))
       return
     }
