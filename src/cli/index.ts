@@ -14,7 +14,7 @@ import { createTestnet } from './testnet.js'
 import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
 import {
-  START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig,
+  START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig, watchChainDisk,
   KithNode, type NodeConfig
 } from '../node/index.js'
 
@@ -118,11 +118,15 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   fees.start((id) => relay.store.has(id))
   // Consensus state is restored whole before the network can say anything (restore is synchronous).
   node.start()
+  const chainDisk = config.chain_disk_limit_mb !== undefined
+    ? watchChainDisk({ file: join(loaded.dataDir, 'data.mdb'), limitMb: config.chain_disk_limit_mb, logger: logger.child({ module: 'node' }) })
+    : undefined
   let p2p: P2PHost | undefined
   let api: ReturnType<typeof createApi> | undefined
   let address: AddressInfo
   /** Stops what has started, outside in: HTTP, libp2p, the mailbox and its fee queue, the node, the verify workers. */
   const release = async (): Promise<void> => {
+    chainDisk?.stop()
     await api?.close()
     await p2p?.stop()
     await relay.close()

@@ -52,6 +52,8 @@ export interface StartOptions {
   chainId?: string
   /** bearer token for the returned client */
   token?: string
+  /** more `bin/kith start` flags */
+  args?: string[]
 }
 
 export interface InitInfo {
@@ -128,6 +130,7 @@ export class NodeProcess {
     const args = ['start', '--home', this.home, '--stats-addr', '127.0.0.1:0', '--block-interval-ms', String(this.opts.blockIntervalMs ?? 150)]
     // A home made here is a lone node: any free port for libp2p (testnet homes keep their own).
     if (this.tempDir !== undefined) args.push('--p2p-listen', '/ip4/127.0.0.1/tcp/0')
+    args.push(...this.opts.args ?? [])
     const child = spawn(KITH_BIN, args, { env: childEnv(this.opts.env ?? {}), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
     this.child = child
     this.running = true
