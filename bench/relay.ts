@@ -34,12 +34,13 @@
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
+import { allocatedBytes } from '../src/node/disk-limit.js'
 import { RelayStore, canonicalId, type Envelope } from '../src/relay/index.js'
 import { machineInfo, processCpuSeconds, selfCpuSeconds, type MachineInfo } from './lib/proc.js'
 import { REPO_ROOT, freePort, nodeBinary, request, sleep, stopChild } from './lib/harness.js'
@@ -190,16 +191,6 @@ async function waitForHttp (child: ChildProcess, port: number, urlPath: string, 
   }
 }
 
-function dirBytes (dir: string): number {
-  // lmdb files are sparse: count allocated blocks, not the map size
-  try {
-    const st = statSync(dir)
-    return (st.isDirectory() ? statSync(path.join(dir, 'data.mdb')) : st).blocks * 512
-  } catch {
-    return NaN
-  }
-}
-
 // ---------------------------------------------------------------------------------------
 // workload
 
@@ -266,7 +257,7 @@ async function preload (relayDir: string, cfg: RelayBenchConfig, log: (l: string
       perSec: loaded / seconds,
       truncated: loaded < cfg.envelopes,
       mergeSeconds,
-      dbBytes: dirBytes(relayDir)
+      dbBytes: allocatedBytes(path.join(relayDir, 'data.mdb'))
     }
   }
 }
@@ -414,10 +405,8 @@ async function openLoopJob (job: OpenLoopJob): Promise<OpenLoopResult> {
  * each latency runs from the scheduled time (no coordinated omission).
  */
 async function openLoop (opts: { port: number, pid: number, rate: number, durationMs: number, path: () => string }): Promise<OpenLoopResult> {
-  // a connection per request in flight, reused once its answer is in
+  // a connection per request in flight, back here once its answer is in (so all of them, at the end)
   const idle: RawHttpConnection[] = []
-  const all: RawHttpConnection[] = []
-  const opened = (c: RawHttpConnection): RawHttpConnection => { all.push(c); return c }
   const latencies: number[] = []
   const errors: Record<string, number> = {}
   const pending = new Set<Promise<void>>()
@@ -435,7 +424,7 @@ async function openLoop (opts: { port: number, pid: number, rate: number, durati
     sent++
     // from the schedule, or from the send when the timer fired early (never from later: that would hide stalls)
     const from = Math.min(due, performance.now())
-    const connection = idle.pop() ?? opened(new RawHttpConnection(opts.port))
+    const connection = idle.pop() ?? new RawHttpConnection(opts.port)
     const p = connection.request('GET', opts.path()).then((res) => {
       latencies.push(performance.now() - from)
       if (res.status === 200) ok++
@@ -445,7 +434,7 @@ async function openLoop (opts: { port: number, pid: number, rate: number, durati
   }
   await Promise.all(pending)
   const wall = (performance.now() - t0) / 1000
-  for (const c of all) c.close()
+  for (const c of idle) c.close()
   const sorted = Float64Array.from(latencies).sort()
   return {
     offeredPerSec: opts.rate,

@@ -20,15 +20,13 @@ export class RawHttpConnection {
   private socket: net.Socket | undefined
   private received: Buffer | undefined
   private waiting: { resolve: (a: RawAnswer) => void, reject: (err: Error) => void } | undefined
-  /** the server said `Connection: close`: the next request opens a new connection */
-  private closing = false
 
   constructor (private readonly port: number, private readonly host = '127.0.0.1') {}
 
   /** Sends one request and resolves with its answer; a connection lost on the way rejects, and the next request reconnects. */
   request (method: string, urlPath: string, body?: Buffer): Promise<RawAnswer> {
     if (this.waiting !== undefined) return Promise.reject(new Error('a request is already in flight on this connection'))
-    if (this.socket === undefined || this.closing) this.connect()
+    if (this.socket === undefined) this.connect()
     const head = body === undefined
       ? `${method} ${urlPath} HTTP/1.1\r\nHost: ${this.host}\r\n\r\n`
       : `${method} ${urlPath} HTTP/1.1\r\nHost: ${this.host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`
@@ -39,14 +37,13 @@ export class RawHttpConnection {
     })
   }
 
+  /** Drops the connection; the next request opens a new one. */
   close (): void {
     this.socket?.destroy()
     this.socket = undefined
   }
 
   private connect (): void {
-    this.socket?.destroy()
-    this.closing = false
     this.received = undefined
     const socket = net.connect(this.port, this.host)
     socket.setNoDelay(true)
@@ -69,15 +66,15 @@ export class RawHttpConnection {
     const head = buf.toString('latin1', 0, headerEnd).toLowerCase()
     const length = /\r\ncontent-length: *(\d+)/.exec(head)?.[1]
     if (length === undefined) {
-      this.socket?.destroy()
-      this.socket = undefined
+      this.close()
       this.fail(new Error(`answer without Content-Length (this client reads no other framing): ${head.slice(0, 200)}`))
       return
     }
     const end = headerEnd + HEADER_END.length + Number(length)
     if (buf.length < end) { this.received = buf; return }
     this.received = undefined
-    if (head.includes('\r\nconnection: close')) this.closing = true
+    // the server closes after this answer: the next request opens a new connection
+    if (head.includes('\r\nconnection: close')) this.close()
     const waiting = this.waiting
     this.waiting = undefined
     waiting?.resolve({ status: Number(head.slice(9, 12)), body: buf.subarray(headerEnd + HEADER_END.length, end) })
