@@ -25,6 +25,20 @@ export type ErrorCode =
   | 'RELAY_MAILBOX_FULL'
   | 'RELAY_FEE_REFUSED'
   | 'RELAY_UNAVAILABLE'
+  // feed (docs/feed.md)
+  | 'POST_GONE'
+  | 'POST_TOO_LARGE'
+  | 'FEED_QUOTA_EXCEEDED'
+  | 'FEED_STALE_TS'
+  | 'FEED_BAD_SIGNATURE'
+  // media scrubbing (docs/media.md)
+  | 'MEDIA_UNSUPPORTED'
+  | 'MEDIA_TYPE_MISMATCH'
+  | 'MEDIA_INVALID'
+  | 'MEDIA_BUSY'
+  | 'MEDIA_NO_SIDECAR'
+  | 'MEDIA_SIDECAR_FAILED'
+  | 'MEDIA_SIDECAR_TIMEOUT'
   // node faults
   | 'UNAVAILABLE'
   | 'INTERNAL'

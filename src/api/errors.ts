@@ -26,6 +26,18 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   RELAY_MAILBOX_FULL: 429,
   RELAY_FEE_REFUSED: 400,
   RELAY_UNAVAILABLE: 503,
+  POST_GONE: 410,
+  POST_TOO_LARGE: 413,
+  FEED_QUOTA_EXCEEDED: 507,
+  FEED_STALE_TS: 400,
+  FEED_BAD_SIGNATURE: 400,
+  MEDIA_UNSUPPORTED: 400,
+  MEDIA_TYPE_MISMATCH: 400,
+  MEDIA_INVALID: 400,
+  MEDIA_BUSY: 503,
+  MEDIA_NO_SIDECAR: 503,
+  MEDIA_SIDECAR_FAILED: 502,
+  MEDIA_SIDECAR_TIMEOUT: 504,
   UNAVAILABLE: 503,
   INTERNAL: 500
 }
@@ -46,7 +58,7 @@ export function errorMiddleware (log: Logger) {
       if (err instanceof KithError) {
         ctx.status = STATUS_BY_CODE[err.code]
         ctx.body = { error: err.message }
-        if (err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL') ctx.set('Retry-After', '1')
+        if (err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'MEDIA_BUSY') ctx.set('Retry-After', '1')
         return
       }
       log.error({ err, method: ctx.method, path: ctx.path }, 'request failed')
