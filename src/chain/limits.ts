@@ -15,3 +15,14 @@ export const VALSET_DELAY = 2
 /** CONTACT_REQUEST: least anti-spam fee paid to the recipient, and longest intro (code points). */
 export const MIN_CONTACT_FEE_UT = 5000
 export const MAX_INTRO_CHARS = 280
+/** CREATE_POST (spec "Limits"): fee floor BASE_POST_FEE + size × POST_BYTE_FEE, sizes up to MAX_POST_SIZE bytes. */
+export const BASE_POST_FEE = 1000
+export const POST_BYTE_FEE = 1
+export const MAX_POST_SIZE = 256 * 1024
+/** Bytes a post's `size` counts beyond its content and stored attachment (decisions.md). */
+export const POST_METADATA_BYTES = 128
+
+/** The least fee of a CREATE_POST of `size` bytes. */
+export function postFee (size: number): number {
+  return BASE_POST_FEE + size * POST_BYTE_FEE
+}

@@ -28,6 +28,11 @@ export const StateKeys = {
   relay: (pubkey: string) => `relay:${pubkey}`,
   relays: 'relays',
   relayProof: (envelopeId: string) => `relayproof:${envelopeId}`,
+  post: (postId: string) => `post:${postId}`,
+  like: (postId: string, pubkey: string) => `like:${postId}:${pubkey}`,
+  /** both directions of a follow relation: who `follower` follows, and who follows `target` */
+  follow: (follower: string, target: string) => `follow:${follower}:${target}`,
+  follower: (target: string, follower: string) => `follower:${target}:${follower}`,
   supply: 'supply',
   totalTxs: 'total_txs'
 } as const

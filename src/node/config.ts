@@ -3,6 +3,7 @@
  * Every `start` flag is defined once in START_FLAGS; the CLI and docs read it from here.
  */
 import { z } from 'zod'
+import { MAX_POST_SIZE } from '../chain/index.js'
 import { parseOrThrow } from '../validation.js'
 
 export const NodeConfigSchema = z.object({
@@ -57,7 +58,6 @@ export interface EnvSettings {
   disableSwagger: boolean
 }
 
-export const MAX_POST_SIZE = 256 * 1024
 
 export function readEnv (env: NodeJS.ProcessEnv = process.env): EnvSettings {
   const num = (name: string, fallback: number): number => {

@@ -2,6 +2,7 @@
 import type { TxType } from '../tx.js'
 import type { TxRule } from './types.js'
 import { acceptContactRule, contactBlockRule, contactRequestRule } from './contacts.js'
+import { createPostRule, deletePostRule, followRule, likePostRule, unfollowRule, unlikePostRule } from './feed.js'
 import { linkDeviceRule, registerKeyRule, unlinkDeviceRule } from './identity.js'
 import { bindWalletRule, heartbeatRule, registerRelayRule, relayProofRule } from './relay.js'
 import { stakeRule, unstakeRule } from './staking.js'
@@ -21,9 +22,16 @@ export const TX_RULES: Partial<Record<TxType, TxRule<unknown>>> = {
   REGISTER_RELAY: registerRelayRule,
   HEARTBEAT: heartbeatRule,
   BIND_WALLET: bindWalletRule,
-  RELAY_PROOF: relayProofRule
+  RELAY_PROOF: relayProofRule,
+  CREATE_POST: createPostRule,
+  DELETE_POST: deletePostRule,
+  LIKE_POST: likePostRule,
+  UNLIKE_POST: unlikePostRule,
+  FOLLOW: followRule,
+  UNFOLLOW: unfollowRule
 }
 
 export { relayFeeText } from './relay.js'
+export type { CreatePostPayload } from './feed.js'
 
 export type { BlockContext, TxContext, TxRule } from './types.js'

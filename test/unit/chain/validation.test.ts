@@ -224,10 +224,10 @@ describe('checkSubmission', () => {
   })
 
   const unsupported = TX_TYPES.filter((type) => TX_RULES[type] === undefined)
-  test('CREATE_POST (not implemented yet) -> TX_UNSUPPORTED_TYPE', () => {
-    assert.ok(unsupported.includes('CREATE_POST'))
-    const tx = makeTx({ type: 'CREATE_POST', to: '', amount: 0, payload: encodePayload({ post_id: 'p1' }) })
-    assertKithError(() => checkSubmission(tx, NOW), 'TX_UNSUPPORTED_TYPE', 'CREATE_POST')
+  test('CALL_CONTRACT (not implemented yet) -> TX_UNSUPPORTED_TYPE', () => {
+    assert.ok(unsupported.includes('CALL_CONTRACT'))
+    const tx = makeTx({ type: 'CALL_CONTRACT', to: '', amount: 0, payload: encodePayload({ contract_id: 'c1', method: 'm' }) })
+    assertKithError(() => checkSubmission(tx, NOW), 'TX_UNSUPPORTED_TYPE', 'CALL_CONTRACT')
   })
   for (const type of unsupported) {
     test(`${type} -> TX_UNSUPPORTED_TYPE`, () => {
@@ -260,7 +260,7 @@ describe('checkSubmission', () => {
   test('order of checks: type, submittable, timestamp, fee, payload, type rule, signature', () => {
     const late = formatTimestamp(NOW + 10 * MINUTE)
     // unsupported beats everything
-    assertKithError(() => checkSubmission({ ...makeTx({ type: 'CREATE_POST', timestamp: late, fee: 0 }), signature: 'A'.repeat(86) + '==' }, NOW), 'TX_UNSUPPORTED_TYPE')
+    assertKithError(() => checkSubmission({ ...makeTx({ type: 'CALL_CONTRACT', timestamp: late, fee: 0 }), signature: 'A'.repeat(86) + '==' }, NOW), 'TX_UNSUPPORTED_TYPE')
     // client-submittable before timestamp
     assertKithError(() => checkSubmission(makeTx({ type: 'BLOCK_REWARD', timestamp: late }), NOW), 'TX_INVALID')
     // timestamp before fee and signature
