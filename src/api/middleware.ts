@@ -9,10 +9,14 @@ declare module 'koa' {
   }
 }
 
-/** Reads a JSON body up to `maxBytes`; larger bodies get 413 before they are buffered whole. */
-export function jsonBody (maxBytes: number) {
+/**
+ * Reads a JSON body up to `maxBytes` (or the cap `capByPath` gives the request's path: uploads);
+ * larger bodies get 413 before they are buffered whole.
+ */
+export function jsonBody (defaultMaxBytes: number, capByPath: Readonly<Record<string, number>> = {}) {
   return async function readJsonBody (ctx: Context, next: Next): Promise<void> {
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return await next()
+    const maxBytes = capByPath[ctx.path] ?? defaultMaxBytes
     const declared = Number(ctx.get('content-length') || 0)
     if (declared > maxBytes) throw new KithError('BODY_TOO_LARGE', `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`)
     const body = await readBody(ctx.req, maxBytes)

@@ -23,6 +23,8 @@ import { identityRoutes } from './routes/identity.js'
 import { onboardingRoutes, type OnboardingOptions } from './routes/onboarding.js'
 import { relayRoutes } from './routes/relay.js'
 import type { RelayService } from '../relay/index.js'
+import type { FeedService } from '../feed/index.js'
+import { feedRoutes } from './routes/feed.js'
 
 /** How long in-flight requests get to finish when the node shuts down. */
 const CLOSE_GRACE_MS = 3000
@@ -34,6 +36,7 @@ export interface ApiOptions {
   logger: Logger
   onboarding?: OnboardingOptions
   relay?: { service: RelayService, rateLimitPerSender: number }
+  feed?: FeedService
 }
 
 export interface ApiServer {
@@ -49,7 +52,8 @@ export function createApi (opts: ApiOptions): ApiServer {
     ...chainRoutes(opts.node, opts.nodeId),
     ...identityRoutes(opts.node.store),
     ...onboardingRoutes(opts.node, opts.onboarding ?? { faucet: undefined, amountUt: 0, perIpIntervalMs: 0, perKeyIntervalMs: 0, now: Date.now }),
-    ...(opts.relay !== undefined ? relayRoutes(opts.relay.service, { rateLimitPerSender: opts.relay.rateLimitPerSender }) : [])
+    ...(opts.relay !== undefined ? relayRoutes(opts.relay.service, { rateLimitPerSender: opts.relay.rateLimitPerSender }) : []),
+    ...(opts.feed !== undefined ? feedRoutes(opts.feed) : [])
   ]
   if (!opts.env.disableSwagger) routes.push(...swaggerRoutes(routes))
 
@@ -57,7 +61,7 @@ export function createApi (opts: ApiOptions): ApiServer {
   app.use(errorMiddleware(log))
   if (access.private && access.token !== undefined) app.use(privateMode(access))
   if (opts.env.rateLimitRps > 0) app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps)))
-  app.use(jsonBody(opts.env.maxBodyBytes))
+  app.use(jsonBody(opts.env.maxBodyBytes, { '/feed/publish': Math.max(opts.env.maxBodyBytes, opts.env.maxUploadBytes) }))
   const router = new Router()
   const fixed = new Map<string, (ctx: Context) => Promise<void> | undefined>()
   for (const r of routes) {

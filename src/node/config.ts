@@ -55,6 +55,8 @@ export interface EnvSettings {
   apiPrivate: boolean
   rateLimitRps: number
   maxBodyBytes: number
+  /** body cap of POST /feed/publish, whose attachment is raw before scrubbing shrinks it */
+  maxUploadBytes: number
   disableSwagger: boolean
 }
 
@@ -73,6 +75,8 @@ export function readEnv (env: NodeJS.ProcessEnv = process.env): EnvSettings {
     apiPrivate: env.SVC_API_PRIVATE === 'true',
     rateLimitRps: num('SVC_RATE_LIMIT_RPS', 50),
     maxBodyBytes: num('SVC_MAX_BODY_BYTES', 1024 * 1024 + MAX_POST_SIZE * 2),
+    // a 12-megapixel phone photo is 3-8 MB, base64 a third more
+    maxUploadBytes: num('SVC_MAX_UPLOAD_BYTES', 16 * 1024 * 1024),
     disableSwagger: env.SVC_DISABLE_SWAGGER === 'true'
   }
 }

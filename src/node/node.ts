@@ -47,6 +47,13 @@ export interface NodeEvents {
   tx: [tx: Transaction]
 }
 
+/**
+ * A check that only this node can make of a transaction submitted to it (not of gossip or
+ * blocks, which every node must judge alike): the feed checks a CREATE_POST against the body
+ * published here. Throws a KithError to refuse.
+ */
+export type SubmissionCheck = (checked: CheckedTx) => void
+
 export interface SubmitResult {
   id: string
   status: 'accepted'
@@ -87,6 +94,7 @@ export class KithNode {
   private readonly executed = new Map<string, ExecutedBlock>()
   /** serialises commits from consensus and from block sync */
   private commitChain: Promise<void> = Promise.resolve()
+  private readonly submissionChecks: SubmissionCheck[] = []
 
   private constructor (private readonly opts: NodeOptions, store: ChainStore) {
     this.genesis = opts.genesis
@@ -161,7 +169,9 @@ export class KithNode {
       throw new KithError('TX_DUPLICATE', `duplicate transaction id ${tx.id}`)
     }
     try {
-      await this.admit(await this.checkTx(tx))
+      const checked = await this.checkTx(tx)
+      for (const check of this.submissionChecks) check(checked)
+      await this.admit(checked)
     } catch (err) {
       // the same transaction may have been admitted while its signature was being checked
       const raced = this.mempool.get(tx.id)
@@ -170,6 +180,11 @@ export class KithNode {
     }
     this.network.gossipTx(tx)
     return { id: tx.id, status: 'accepted' }
+  }
+
+  /** Adds a local check to every transaction submitted to this node (POST /api/tx). */
+  addSubmissionCheck (check: SubmissionCheck): void {
+    this.submissionChecks.push(check)
   }
 
   /** The submission checks of POST /api/tx, with the signature verified on the pool when there is one. */

@@ -133,6 +133,12 @@ export class ChainStore implements StateReader {
     return this.stateDb.get(key)
   }
 
+  /** Committed state entries whose keys start with `prefix`, in key order. */
+  * scanState (prefix: string): Generator<[string, StateValue]> {
+    // keys are strings of ASCII: every key with the prefix sorts below prefix + '\xff'
+    for (const { key, value } of this.stateDb.getRange({ start: prefix, end: `${prefix}\xff` })) yield [key, value]
+  }
+
   /** The last committed block; cached, since every submission and read asks for it. */
   head (): ChainHead {
     if (this.cachedHead !== undefined) return this.cachedHead

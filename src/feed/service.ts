@@ -1,0 +1,505 @@
+/**
+ * The feed: publish (verify, scrub, account, store durably), the local check of CREATE_POSTs
+ * submitted here, the indexes kept as blocks are applied, and the reads. Reads go skeleton (post
+ * ids from the index) -> hydrate (the on-chain record, the body's metadata when it is here) ->
+ * present. Chain state is read, never written: the feed's on-chain facts come from the rules in
+ * src/chain/rules/feed.ts.
+ */
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import type { Logger } from 'pino'
+import {
+  POST_METADATA_BYTES, MAX_POST_SIZE, Posts, StateKeys, decodePayload, postFee, type CheckedTx, type CreatePostPayload, type PostRecord,
+  type StateReader, type StateValue, type Transaction
+} from '../chain/index.js'
+import { verify } from '../crypto/index.js'
+import { KithError } from '../errors.js'
+import { parseOrThrow } from '../validation.js'
+import { FeedBodyStore, type BodyMeta } from './body-store.js'
+import { FeedIndex, type IndexedPost } from './feed-index.js'
+import { extractHashtags } from './hashtags.js'
+import type { Position } from './ranking.js'
+import { PREVIEW_CHARS, PublishRequestSchema, type FeedPostItem, type PublishRequest, type PublishResponse } from './schemas.js'
+import { ViewLimiter } from './views.js'
+
+/** What the feed reads of the chain: committed state, and its keys by prefix. */
+export interface FeedChain {
+  readonly state: StateReader
+  scan (prefix: string): Iterable<[string, StateValue]>
+}
+
+/** Mandatory scrubbing of attachments (src/media provides it). */
+export interface Scrubber {
+  scrub (bytes: Buffer, declaredMime: string): Promise<{ bytes: Buffer, mime: string }>
+}
+
+export interface FeedServiceOptions {
+  dataDir: string
+  chain: FeedChain
+  /** Ed25519 pubkey of this node: the hosting relay of bodies published here */
+  hostingRelay: string
+  scrubber: Scrubber
+  /** hard quota on stored bodies (--feed-disk-limit-mb); unlimited when absent */
+  diskLimitBytes?: number
+  /** bodies published but never committed are collected after this long (default 24 h) */
+  pendingTtlMs?: number
+  logger: Logger
+  now?: () => number
+  /** fsync body writes (default true) */
+  sync?: boolean
+  maxViewPairs?: number
+}
+
+export interface ListQuery {
+  limit: number
+  before?: number
+  cursor?: string
+}
+
+export interface ListPage {
+  posts: FeedPostItem[]
+  next_cursor: string | null
+}
+
+export const PUBLISH_TS_TOLERANCE_S = 5 * 60
+export const DEFAULT_PENDING_TTL_MS = 24 * 60 * 60 * 1000
+/** a body named by a CREATE_POST submitted here is kept at least this long after, even past its TTL */
+const CLAIM_GRACE_MS = 60 * 60 * 1000
+export const SWEEP_INTERVAL_MS = 60_000
+/** for-you looks at most this many candidates per request, however many it excludes */
+export const FOR_YOU_MAX_SCAN = 5000
+
+interface PendingBody {
+  publishedAtMs: number
+  claimedAtMs: number
+  size: number
+}
+
+export class FeedService {
+  readonly index = new FeedIndex()
+  private readonly store: FeedBodyStore
+  private readonly log: Logger
+  private readonly now: () => number
+  private readonly views: ViewLimiter
+  /** bodies stored here whose post is not (yet) committed, by post id */
+  private readonly pending = new Map<string, PendingBody>()
+  private readonly inFlight = new Map<string, { rawHash: string, author: string, answer: Promise<PublishResponse> }>()
+  private usedBytes = 0
+  private reservedBytes = 0
+  private sweepTimer: NodeJS.Timeout | undefined
+
+  constructor (private readonly opts: FeedServiceOptions) {
+    this.store = FeedBodyStore.open(join(opts.dataDir, 'feed'), { sync: opts.sync })
+    this.log = opts.logger
+    this.now = opts.now ?? Date.now
+    this.views = new ViewLimiter(opts.maxViewPairs)
+  }
+
+  /** Rebuilds the indexes from committed chain state and the bodies on disk. */
+  async open (): Promise<void> {
+    const state = this.opts.chain.state
+    this.index.prune(this.nowS())
+    const views = new Map(this.store.allViews())
+    const orphans: string[] = []
+    for (const [key, value] of this.opts.chain.scan('post:')) {
+      const id = key.slice('post:'.length)
+      const post = value as unknown as PostRecord
+      if (post.deleted) continue
+      this.index.add({ id, author: post.author, created: post.created_at, likes: post.likes, views: views.get(id) ?? 0, tags: this.localMeta(id, post)?.hashtags })
+    }
+    for (const [id, meta] of this.store.allMeta()) {
+      const post = Posts.get(state, id)
+      if (post === undefined) {
+        this.pending.set(id, { publishedAtMs: meta.published_at * 1000, claimedAtMs: 0, size: meta.size })
+        this.usedBytes += meta.size
+      } else if (post.deleted || !bodyMatches(meta, post, this.opts.hostingRelay)) {
+        orphans.push(id)
+      } else {
+        this.usedBytes += meta.size
+      }
+    }
+    await this.store.remove(orphans)
+    this.log.info({ posts: this.index.size, pendingBodies: this.pending.size, usedBytes: this.usedBytes, removed: orphans.length }, 'feed indexes rebuilt')
+  }
+
+  start (): void {
+    this.sweepTimer = setInterval(() => { this.sweep().catch((err: unknown) => this.log.error({ err }, 'feed sweep failed')) }, SWEEP_INTERVAL_MS)
+    this.sweepTimer.unref()
+  }
+
+  async close (): Promise<void> {
+    if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer)
+    await Promise.allSettled([...this.inFlight.values()].map(async ({ answer }) => await answer))
+    await this.store.close()
+  }
+
+  // ---- publish ----
+
+  async publish (raw: unknown): Promise<PublishResponse> {
+    const req = parseOrThrow(PublishRequestSchema, raw)
+    const skew = req.ts - this.nowS()
+    if (Math.abs(skew) > PUBLISH_TS_TOLERANCE_S) {
+      throw new KithError('FEED_STALE_TS', `ts (timestamp) ${req.ts} is more than 5 minutes from the node clock`)
+    }
+    if ((req.reply_to ?? '') !== '' && (req.quote_of ?? '') !== '') {
+      throw new KithError('BAD_REQUEST', 'reply_to and quote_of are mutually exclusive: a post replies to one post or quotes one, not both')
+    }
+    const attachment = decodeAttachment(req)
+    const content = Buffer.from(req.content, 'utf8')
+    const rawHash = sha256Hex(content, attachment?.bytes)
+    const text = `publish:${req.post_id}:${rawHash}:${req.ts}`
+    if (!verify(Buffer.from(text, 'utf8'), Buffer.from(req.sig, 'base64'), Buffer.from(req.author, 'hex'))) {
+      throw new KithError('FEED_BAD_SIGNATURE', 'invalid signature: sig must be the author\'s Ed25519 signature over publish:<post_id>:<raw_content_hash_hex>:<ts>')
+    }
+    const running = this.inFlight.get(req.post_id)
+    if (running !== undefined) {
+      if (running.rawHash === rawHash && running.author === req.author) return await running.answer
+      throw new KithError('BAD_REQUEST', `post_id ${req.post_id} is being published with other content`)
+    }
+    const stored = this.store.meta(req.post_id)
+    if (stored !== undefined) {
+      // a retry of a publish that was answered (or whose answer was lost) gets the same answer
+      if (stored.raw_hash === rawHash && stored.author === req.author) return this.answer(req.post_id, stored)
+      throw new KithError('BAD_REQUEST', `post_id ${req.post_id} was already published with other content`)
+    }
+    if (Posts.get(this.opts.chain.state, req.post_id) !== undefined) throw new KithError('BAD_REQUEST', `post_id ${req.post_id} already exists on chain`)
+    const answer = this.scrubAndStore(req, content, rawHash, attachment)
+    this.inFlight.set(req.post_id, { rawHash, author: req.author, answer })
+    try {
+      return await answer
+    } finally {
+      this.inFlight.delete(req.post_id)
+    }
+  }
+
+  private async scrubAndStore (req: PublishRequest, content: Buffer, rawHash: string, attachment: { bytes: Buffer, mime: string } | undefined): Promise<PublishResponse> {
+    const fixed = content.length + POST_METADATA_BYTES
+    if (fixed > MAX_POST_SIZE) throw tooLarge(fixed)
+    // scrubbing shrinks images, not video or audio: those too large already are refused before the sidecar
+    if (attachment !== undefined && !attachment.mime.startsWith('image/') && fixed + attachment.bytes.length > MAX_POST_SIZE) throw tooLarge(fixed + attachment.bytes.length)
+    const scrubbed = attachment === undefined ? undefined : await this.opts.scrubber.scrub(attachment.bytes, attachment.mime)
+    const size = fixed + (scrubbed?.bytes.length ?? 0)
+    if (size > MAX_POST_SIZE) throw tooLarge(size)
+    const limit = this.opts.diskLimitBytes
+    if (limit !== undefined && this.usedBytes + this.reservedBytes + size > limit) {
+      throw new KithError('FEED_QUOTA_EXCEEDED', `the feed disk quota of ${Math.floor(limit / 1024 / 1024)} MiB (--feed-disk-limit-mb) is exhausted: this node takes no new post bodies`)
+    }
+    const hashtags = extractHashtags(req.content)
+    const chars = [...req.content]
+    const meta: BodyMeta = {
+      author: req.author,
+      content_type: req.content_type,
+      hashtags,
+      preview: chars.length > PREVIEW_CHARS ? chars.slice(0, PREVIEW_CHARS).join('') : req.content,
+      content_chars: chars.length,
+      attachment_mime: scrubbed?.mime ?? '',
+      attachment_bytes: scrubbed?.bytes.length ?? 0,
+      size,
+      content_hash: sha256Hex(content, scrubbed?.bytes),
+      raw_hash: rawHash,
+      reply_to: req.reply_to ?? '',
+      quote_of: req.quote_of ?? '',
+      published_at: this.nowS()
+    }
+    this.reservedBytes += size
+    try {
+      await this.store.put(req.post_id, meta, { content: req.content, attachment: scrubbed?.bytes })
+      this.usedBytes += size
+      this.pending.set(req.post_id, { publishedAtMs: this.now(), claimedAtMs: 0, size })
+    } finally {
+      this.reservedBytes -= size
+    }
+    return this.answer(req.post_id, meta)
+  }
+
+  private answer (postId: string, meta: BodyMeta): PublishResponse {
+    return {
+      post_id: postId,
+      hosting_relay: this.opts.hostingRelay,
+      content_hash: meta.content_hash,
+      size: meta.size,
+      hashtags: meta.hashtags,
+      estimated_fee_ut: postFee(meta.size)
+    }
+  }
+
+  /**
+   * A CREATE_POST submitted to this node that names this node as its hosting relay must match
+   * the body published here (spec, CREATE_POST validation). Other nodes cannot check this, so
+   * it is a submission check, not a block rule.
+   */
+  checkSubmission (checked: CheckedTx): void {
+    if (checked.tx.type !== 'CREATE_POST') return
+    const payload = checked.payload as CreatePostPayload
+    if (payload.hosting_relay !== this.opts.hostingRelay) return
+    const meta = this.store.meta(payload.post_id)
+    if (meta === undefined) throw new KithError('TX_INVALID', `CREATE_POST names this node as hosting_relay, but no body for post ${payload.post_id} was published here (POST /feed/publish first)`)
+    const mismatch = meta.author !== checked.tx.from
+      ? 'author'
+      : meta.content_hash !== Buffer.from(payload.content_hash, 'base64').toString('hex')
+        ? 'content_hash'
+        : meta.size !== payload.size
+          ? 'size'
+          : meta.reply_to !== payload.reply_to ? 'reply_to' : meta.quote_of !== payload.quote_of ? 'quote_of' : undefined
+    if (mismatch !== undefined) throw new KithError('TX_INVALID', `CREATE_POST ${mismatch} does not match the body published to this node for post ${payload.post_id}`)
+    const pending = this.pending.get(payload.post_id)
+    if (pending !== undefined) pending.claimedAtMs = this.now()
+  }
+
+  // ---- blocks ----
+
+  /** Brings the indexes and the body store up to date with a committed block. */
+  async applyBlock (txs: readonly Transaction[]): Promise<void> {
+    const state = this.opts.chain.state
+    const gone: string[] = []
+    for (const tx of txs) {
+      switch (tx.type) {
+        case 'CREATE_POST': {
+          const id = postIdOf(tx)
+          const post = Posts.get(state, id)
+          if (post === undefined || post.deleted || post.tx_id !== tx.id) break
+          const meta = this.localMeta(id, post)
+          if (meta !== undefined) this.pending.delete(id)
+          this.index.add({ id, author: post.author, created: post.created_at, likes: post.likes, views: 0, tags: meta?.hashtags })
+          break
+        }
+        case 'DELETE_POST': {
+          const id = postIdOf(tx)
+          this.index.remove(id)
+          const meta = this.store.meta(id)
+          if (meta !== undefined) {
+            this.usedBytes -= meta.size
+            this.pending.delete(id)
+          }
+          gone.push(id) // its body when it is here, and its view count
+          break
+        }
+        case 'LIKE_POST':
+        case 'UNLIKE_POST': {
+          const id = postIdOf(tx)
+          const post = Posts.get(state, id)
+          if (post !== undefined) this.index.setLikes(id, post.likes)
+          break
+        }
+        default:
+          break
+      }
+    }
+    // a deleted post's body is removed from disk: every read of it answers 410 from now on
+    await this.store.remove(gone)
+  }
+
+  /** Collects bodies published but never committed once their TTL has passed. */
+  async sweep (): Promise<number> {
+    const now = this.now()
+    const ttl = this.opts.pendingTtlMs ?? DEFAULT_PENDING_TTL_MS
+    const expired: string[] = []
+    for (const [id, body] of this.pending) {
+      if (body.publishedAtMs + ttl <= now && body.claimedAtMs + CLAIM_GRACE_MS <= now && Posts.get(this.opts.chain.state, id) === undefined) {
+        expired.push(id)
+      }
+    }
+    for (const id of expired) {
+      this.usedBytes -= this.pending.get(id)?.size ?? 0
+      this.pending.delete(id)
+    }
+    await this.store.remove(expired)
+    this.index.prune(this.nowS())
+    if (expired.length > 0) this.log.info({ count: expired.length }, 'collected post bodies that were never committed')
+    return expired.length
+  }
+
+  // ---- reads ----
+
+  /** The committed, undeleted post: 404 unknown, 410 deleted. */
+  private livePost (id: string): PostRecord {
+    const post = Posts.get(this.opts.chain.state, id)
+    if (post === undefined) throw new KithError('NOT_FOUND', `unknown post ${id}`)
+    if (post.deleted) throw new KithError('POST_GONE', `post ${id} was deleted by its author`)
+    return post
+  }
+
+  post (id: string): Record<string, unknown> {
+    const post = this.livePost(id)
+    const meta = this.localMeta(id, post)
+    const body = meta === undefined ? undefined : this.store.body(id)
+    if (meta === undefined || body === undefined) throw notHere(id, post)
+    return {
+      post_id: id,
+      author: post.author,
+      content: body.content,
+      content_type: meta.content_type,
+      hashtags: meta.hashtags,
+      created_at: post.created_at,
+      reply_to: post.reply_to,
+      quote_of: post.quote_of,
+      attachment: body.attachment?.toString('base64') ?? '',
+      attachment_mime: meta.attachment_mime,
+      size: post.size,
+      content_hash: post.content_hash,
+      hosting_relay: post.hosting_relay
+    }
+  }
+
+  attachment (id: string): { bytes: Buffer, mime: string } {
+    const post = this.livePost(id)
+    const meta = this.localMeta(id, post)
+    if (meta === undefined) throw notHere(id, post)
+    const bytes = meta.attachment_mime === '' ? undefined : this.store.attachment(id)
+    if (bytes === undefined) throw new KithError('NOT_FOUND', `post ${id} has no attachment`)
+    return { bytes, mime: meta.attachment_mime }
+  }
+
+  /** Counts a view from `client` (its address): at most one per client per post per hour. */
+  view (id: string, client: string): { post_id: string, views: number } {
+    this.livePost(id)
+    const entry = this.index.get(id)
+    if (entry === undefined) return { post_id: id, views: 0 }
+    if (!this.views.take(client, id, this.now())) return { post_id: id, views: entry.views }
+    const views = this.index.addView(id) ?? entry.views
+    this.store.saveViews(id, views)
+    return { post_id: id, views }
+  }
+
+  stats (id: string, me: string | undefined): Record<string, unknown> {
+    const post = this.livePost(id)
+    return {
+      post_id: id,
+      views: this.index.get(id)?.views ?? 0,
+      likes: post.likes,
+      ...(me !== undefined ? { liked_by_me: Posts.liked(this.opts.chain.state, id, me) } : {})
+    }
+  }
+
+  byAuthor (author: string, query: ListQuery): ListPage {
+    return this.page(query, (page) => this.index.byAuthor(author, page))
+  }
+
+  byTag (tag: string, query: ListQuery): ListPage {
+    return this.page(query, (page) => this.index.byTag(tag, page))
+  }
+
+  /** Posts of everyone `follower` follows by committed FOLLOWs, newest first. */
+  timeline (follower: string, query: ListQuery): ListPage {
+    const followed = this.followed(follower)
+    return this.page(query, (page) => this.index.timeline(followed, page))
+  }
+
+  trending (windowHours: number, limit: number): FeedPostItem[] {
+    return this.index.trending(windowHours, limit, this.nowS()).map((p) => this.present(p))
+  }
+
+  /** Recent posts ranked by likes × 3 + views + 1, leaving out the reader's own, followed authors' and liked ones. */
+  forYou (pub: string, limit: number): FeedPostItem[] {
+    const followed = new Set(this.followed(pub))
+    const state = this.opts.chain.state
+    const exclude = (p: IndexedPost): boolean => p.author === pub || followed.has(p.author) || Posts.liked(state, p.id, pub)
+    return this.index.forYou(limit, this.nowS(), exclude, FOR_YOU_MAX_SCAN).map((p) => this.present(p))
+  }
+
+  /** Stored bytes of bodies, against the quota. */
+  diskUsage (): { usedBytes: number, limitBytes: number | undefined, pendingBodies: number } {
+    return { usedBytes: this.usedBytes, limitBytes: this.opts.diskLimitBytes, pendingBodies: this.pending.size }
+  }
+
+  private followed (follower: string): string[] {
+    const prefix = StateKeys.follow(follower, '')
+    const authors: string[] = []
+    for (const [key] of this.opts.chain.scan(prefix)) authors.push(key.slice(prefix.length))
+    return authors
+  }
+
+  private page (query: ListQuery, read: (page: { limit: number, before?: Position }) => IndexedPost[]): ListPage {
+    const before = positionOf(query)
+    const found = read({ limit: query.limit + 1, ...(before !== undefined ? { before } : {}) })
+    const posts = found.slice(0, query.limit)
+    const last = posts.at(-1)
+    return {
+      posts: posts.map((p) => this.present(p)),
+      next_cursor: found.length > query.limit && last !== undefined ? encodeCursor(last) : null
+    }
+  }
+
+  /** A list entry: the index's counts, the on-chain record, and the body's metadata when it is here. */
+  private present (p: IndexedPost): FeedPostItem {
+    const post = Posts.get(this.opts.chain.state, p.id)
+    const meta = post === undefined ? undefined : this.localMeta(p.id, post)
+    return {
+      post_id: p.id,
+      author: p.author,
+      created_at: p.created,
+      content_preview: meta?.preview ?? '',
+      content_truncated: meta !== undefined && meta.content_chars > PREVIEW_CHARS,
+      content_type: meta?.content_type ?? '',
+      hashtags: meta?.hashtags ?? [],
+      has_attachment: meta !== undefined && meta.attachment_mime !== '',
+      attachment_mime: meta?.attachment_mime ?? '',
+      likes: p.likes,
+      views: p.views,
+      reply_to: post?.reply_to ?? '',
+      quote_of: post?.quote_of ?? '',
+      hosting_relay: post?.hosting_relay ?? '',
+      size: post?.size ?? 0,
+      body_available: meta !== undefined
+    }
+  }
+
+  /** The body's metadata when this node holds the body the chain committed to. */
+  private localMeta (id: string, post: PostRecord): BodyMeta | undefined {
+    if (post.hosting_relay !== this.opts.hostingRelay) return undefined
+    const meta = this.store.meta(id)
+    return meta !== undefined && bodyMatches(meta, post, this.opts.hostingRelay) ? meta : undefined
+  }
+
+  private nowS (): number {
+    return Math.floor(this.now() / 1000)
+  }
+}
+
+function bodyMatches (meta: BodyMeta, post: PostRecord, hostingRelay: string): boolean {
+  return post.hosting_relay === hostingRelay && meta.content_hash === post.content_hash && meta.size === post.size && meta.author === post.author
+}
+
+function decodeAttachment (req: PublishRequest): { bytes: Buffer, mime: string } | undefined {
+  const b64 = req.attachment_b64 ?? ''
+  if (b64 === '') return undefined
+  if (req.attachment_mime === undefined || req.attachment_mime === '') throw new KithError('BAD_REQUEST', 'attachment_mime: required with attachment_b64')
+  // canonical base64: a decode that re-encodes to the same text (Buffer.from skips bad characters silently)
+  const bytes = Buffer.from(b64, 'base64')
+  if (bytes.length === 0 || bytes.toString('base64') !== b64) throw new KithError('BAD_REQUEST', 'attachment_b64: must be standard padded base64')
+  return { bytes, mime: req.attachment_mime.toLowerCase() }
+}
+
+function sha256Hex (first: Buffer, second?: Buffer): string {
+  const hash = createHash('sha256').update(first)
+  if (second !== undefined) hash.update(second)
+  return hash.digest('hex')
+}
+
+function tooLarge (size: number): KithError {
+  return new KithError('POST_TOO_LARGE', `post of ${size} bytes (content + scrubbed attachment + ${POST_METADATA_BYTES}) is larger than MaxPostSize (${MAX_POST_SIZE} bytes)`)
+}
+
+function notHere (id: string, post: PostRecord): KithError {
+  return new KithError('NOT_FOUND', `the body of post ${id} is not on this node: its hosting relay is ${post.hosting_relay} (feed bodies are not replicated)`)
+}
+
+function postIdOf (tx: Transaction): string {
+  const postId = decodePayload(tx).post_id
+  return typeof postId === 'string' ? postId : ''
+}
+
+function encodeCursor (p: Position): string {
+  return Buffer.from(`${p.created}:${p.id}`, 'utf8').toString('base64url')
+}
+
+function positionOf (query: ListQuery): Position | undefined {
+  if (query.cursor !== undefined) {
+    if (query.before !== undefined) throw new KithError('BAD_REQUEST', 'pass either `before` or `cursor`, not both')
+    const [created, id] = Buffer.from(query.cursor, 'base64url').toString('utf8').split(':')
+    if (!/^\d+$/.test(created ?? '') || !/^[0-9a-f]{32}$/.test(id ?? '')) throw new KithError('BAD_REQUEST', 'cursor: not a cursor this node gave out (use next_cursor as it is)')
+    return { created: Number(created), id }
+  }
+  // `before` is a second: every post of that second or later is left out
+  return query.before === undefined ? undefined : { created: query.before, id: '' }
+}
