@@ -1,0 +1,268 @@
+/**
+ * FeedService over a real body store (lmdb in a temporary directory) and chain state that real
+ * feed transactions are applied to, with a controlled clock: publish rules, the local
+ * CREATE_POST check, blocks, deletes, reads, quota, collection of uncommitted bodies, restart.
+ * Attachments go through the real media scrubber in the HTTP tests (test/integration/feed.test.ts).
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pino } from 'pino'
+import {
+  GenesisSchema, MemoryState, StateOverlay, applyTx, checkStateless, genesisState, postFee, type BlockContext, type StateValue, type Transaction
+} from '../../../src/chain/index.js'
+import { accountFrom, createPostTx, followTx, postActionTx, publishRequest, type Account, type PublishResponse } from '../../../src/client/index.js'
+import { KithError } from '../../../src/errors.js'
+import { FeedService, DEFAULT_PENDING_TTL_MS, type FeedChain } from '../../../src/feed/index.js'
+import { aliceKey, bobKey, carolKey, VALIDATOR, ALICE, BOB, CAROL } from '../../helpers/fixtures.js'
+
+const alice = accountFrom(aliceKey)
+const bob = accountFrom(bobKey)
+const carol = accountFrom(carolKey)
+const RELAY = VALIDATOR
+const GENESIS = GenesisSchema.parse({
+  chain_id: 'kith-test',
+  genesis_time: '2026-01-01T00:00:00Z',
+  validators: [{ pub_key: VALIDATOR, power: 1 }],
+  alloc: [ALICE, BOB, CAROL].map((pub) => ({ pub_key: pub, amount_ut: 100_000_000 }))
+})
+
+/** A chain of MemoryState with real rules: blocks are lists of transactions applied in order. */
+class TestChain implements FeedChain {
+  readonly state: MemoryState = genesisState(GENESIS).state
+  height = 0
+
+  scan (prefix: string): Array<[string, StateValue]> {
+    const keys = [...this.state.data.keys()].filter((k) => k.startsWith(prefix)).sort()
+    return keys.map((key) => [key, this.state.data.get(key) as StateValue])
+  }
+
+  commit (txs: Transaction[], timeMs: number): void {
+    this.height += 1
+    const overlay = new StateOverlay(this.state)
+    const ctx: BlockContext = { height: this.height, time: timeMs, proposer: VALIDATOR, params: GENESIS.params }
+    for (const tx of txs) applyTx(overlay, checkStateless(tx), ctx)
+    this.state.apply(overlay.writes)
+  }
+}
+
+const noScrubber = {
+  async scrub (): Promise<never> { throw new Error('text-only tests never scrub') }
+}
+
+async function expectError (promise: Promise<unknown> | (() => unknown), code: string, mentions?: string): Promise<void> {
+  try {
+    await (typeof promise === 'function' ? promise() : promise)
+  } catch (err) {
+    assert.ok(err instanceof KithError, `expected a KithError, got ${String(err)}`)
+    assert.equal(err.code, code, err.message)
+    if (mentions !== undefined) assert.ok(err.message.includes(mentions), `"${err.message}" should mention ${mentions}`)
+    return
+  }
+  assert.fail(`expected ${code}`)
+}
+
+describe('FeedService', () => {
+  let dir: string
+  let nowMs = Date.parse('2026-05-01T12:00:00Z')
+  const clock = (): number => nowMs
+  let chain: TestChain
+  let feed: FeedService
+
+  async function openFeed (opts: { diskLimitBytes?: number } = {}): Promise<FeedService> {
+    const service = new FeedService({
+      dataDir: dir, chain, hostingRelay: RELAY, scrubber: noScrubber, logger: pino({ level: 'silent' }), now: clock, sync: false, ...opts
+    })
+    await service.open()
+    return service
+  }
+
+  async function publishAndCommit (author: Account, content: string, opts: { replyTo?: string, quoteOf?: string } = {}): Promise<PublishResponse> {
+    const published = await feed.publish(publishRequest(author, { content, ts: Math.floor(nowMs / 1000), ...opts }))
+    const tx = createPostTx(author, published, { ...opts, time: nowMs })
+    feed.checkSubmission(checkStateless(tx))
+    chain.commit([tx], nowMs)
+    await feed.applyBlock([tx])
+    return published
+  }
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kith-feed-'))
+    chain = new TestChain()
+    feed = await openFeed()
+  })
+
+  after(async () => {
+    await feed.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  test('publish answers the fields of the CREATE_POST: size = content bytes + 128, the exact fee, hashtags', async () => {
+    const content = 'Hello #World from Zürich #world #kith'
+    const answer = await feed.publish(publishRequest(alice, { content, ts: Math.floor(nowMs / 1000) }))
+    const bytes = Buffer.byteLength(content, 'utf8')
+    assert.equal(answer.size, bytes + 128)
+    assert.equal(answer.estimated_fee_ut, 1000 + answer.size)
+    assert.equal(answer.estimated_fee_ut, postFee(answer.size))
+    assert.deepEqual(answer.hashtags, ['world', 'kith'])
+    assert.equal(answer.hosting_relay, RELAY)
+    assert.match(answer.content_hash, /^[0-9a-f]{64}$/)
+  })
+
+  test('a retry of the same publish gets the same answer; other content under the same id is refused', async () => {
+    const req = publishRequest(alice, { content: 'retry me', ts: Math.floor(nowMs / 1000) })
+    const first = await feed.publish(req)
+    assert.deepEqual(await feed.publish(req), first)
+    const other = publishRequest(alice, { content: 'something else', postId: req.post_id, ts: req.ts })
+    await expectError(feed.publish(other), 'BAD_REQUEST', 'already published')
+  })
+
+  test('publish rules: ts within ±5 minutes, the author\'s signature, reply/quote exclusive, MaxPostSize', async () => {
+    const ts = Math.floor(nowMs / 1000)
+    await expectError(feed.publish(publishRequest(alice, { content: 'late', ts: ts - 301 })), 'FEED_STALE_TS', 'timestamp')
+    await expectError(feed.publish(publishRequest(alice, { content: 'early', ts: ts + 301 })), 'FEED_STALE_TS', 'timestamp')
+    await feed.publish(publishRequest(alice, { content: 'on the edge', ts: ts - 300 }))
+    const forged = { ...publishRequest(alice, { content: 'mine', ts }), author: BOB }
+    await expectError(feed.publish(forged), 'FEED_BAD_SIGNATURE', 'signature')
+    const tampered = { ...publishRequest(alice, { content: 'original', ts }), content: 'changed' }
+    await expectError(feed.publish(tampered), 'FEED_BAD_SIGNATURE', 'signature')
+    const p = 'f'.repeat(32)
+    await expectError(feed.publish(publishRequest(alice, { content: 'both', replyTo: p, quoteOf: p, ts })), 'BAD_REQUEST', 'mutually exclusive')
+    await expectError(feed.publish(publishRequest(alice, { content: 'x'.repeat(256 * 1024 - 128 + 1), ts })), 'POST_TOO_LARGE', 'MaxPostSize')
+    await feed.publish(publishRequest(alice, { content: 'x'.repeat(256 * 1024 - 128), ts }))
+    await expectError(feed.publish({ ...publishRequest(alice, { content: 'a', ts }), post_id: 'nope' }), 'BAD_REQUEST', 'post_id')
+    await expectError(feed.publish({ ...publishRequest(alice, { content: 'a', ts }), attachment_b64: 'AAAA' }), 'BAD_REQUEST', 'attachment_mime')
+  })
+
+  test('a CREATE_POST submitted here must match the body published here', async () => {
+    const ts = Math.floor(nowMs / 1000)
+    const published = await feed.publish(publishRequest(alice, { content: 'check me', ts }))
+    const ok = createPostTx(alice, published, { time: nowMs })
+    feed.checkSubmission(checkStateless(ok))
+    await expectError(() => feed.checkSubmission(checkStateless(createPostTx(alice, { ...published, size: published.size + 1, estimated_fee_ut: postFee(published.size + 1) }, { time: nowMs }))), 'TX_INVALID', 'size')
+    await expectError(() => feed.checkSubmission(checkStateless(createPostTx(alice, { ...published, content_hash: 'ab'.repeat(32) }, { time: nowMs }))), 'TX_INVALID', 'content_hash')
+    await expectError(() => feed.checkSubmission(checkStateless(createPostTx(bob, published, { time: nowMs }))), 'TX_INVALID', 'author')
+    await expectError(() => feed.checkSubmission(checkStateless(createPostTx(alice, { ...published, post_id: 'e'.repeat(32) }, { time: nowMs }))), 'TX_INVALID', 'no body')
+    // another hosting relay: not this node's to check
+    feed.checkSubmission(checkStateless(createPostTx(alice, { ...published, hosting_relay: CAROL, post_id: 'e'.repeat(32) }, { time: nowMs })))
+  })
+
+  test('committed posts are readable and listed; deleted ones answer 410 and leave every list', async () => {
+    const first = await publishAndCommit(alice, 'first post #news')
+    nowMs += 1000
+    const second = await publishAndCommit(alice, 'second post #news')
+    const body = feed.post(first.post_id)
+    assert.equal(body.content, 'first post #news')
+    assert.equal(body.created_at, Math.floor((nowMs - 1000) / 1000))
+    assert.deepEqual(body.hashtags, ['news'])
+    const listed = feed.byAuthor(ALICE, { limit: 10 }).posts.map((p) => p.post_id)
+    assert.deepEqual(listed.slice(0, 2), [second.post_id, first.post_id])
+    assert.deepEqual(feed.byTag('news', { limit: 10 }).posts.map((p) => p.post_id), [second.post_id, first.post_id])
+
+    const used = feed.diskUsage().usedBytes
+    const del = postActionTx(alice, 'DELETE_POST', first.post_id, { time: nowMs })
+    chain.commit([del], nowMs)
+    await feed.applyBlock([del])
+    await expectError(() => feed.post(first.post_id), 'POST_GONE')
+    await expectError(() => feed.stats(first.post_id, undefined), 'POST_GONE')
+    await expectError(() => feed.view(first.post_id, '1.2.3.4'), 'POST_GONE')
+    await expectError(() => feed.attachment(first.post_id), 'POST_GONE')
+    assert.deepEqual(feed.byTag('news', { limit: 10 }).posts.map((p) => p.post_id), [second.post_id])
+    assert.equal(feed.diskUsage().usedBytes, used - first.size, 'the deleted body no longer counts against the quota')
+    await expectError(() => feed.post('0'.repeat(32)), 'NOT_FOUND')
+  })
+
+  test('views: one per address per hour; stats with liked_by_me only when asked', async () => {
+    const post = await publishAndCommit(bob, 'view me')
+    assert.equal(feed.view(post.post_id, '10.0.0.1').views, 1)
+    assert.equal(feed.view(post.post_id, '10.0.0.1').views, 1)
+    assert.equal(feed.view(post.post_id, '10.0.0.2').views, 2)
+    const like = postActionTx(alice, 'LIKE_POST', post.post_id, { time: nowMs })
+    chain.commit([like], nowMs)
+    await feed.applyBlock([like])
+    assert.deepEqual(feed.stats(post.post_id, undefined), { post_id: post.post_id, views: 2, likes: 1 })
+    assert.deepEqual(feed.stats(post.post_id, ALICE), { post_id: post.post_id, views: 2, likes: 1, liked_by_me: true })
+    assert.equal(feed.stats(post.post_id, CAROL).liked_by_me, false)
+  })
+
+  test('timeline follows committed FOLLOWs; for-you leaves out own, followed and liked posts', async () => {
+    nowMs += 1000
+    const byCarol = await publishAndCommit(carol, 'carol writes')
+    const follow = followTx(bob, 'FOLLOW', CAROL, { time: nowMs })
+    assert.deepEqual(feed.timeline(BOB, { limit: 10 }).posts, [])
+    chain.commit([follow], nowMs)
+    await feed.applyBlock([follow])
+    assert.deepEqual(feed.timeline(BOB, { limit: 10 }).posts.map((p) => p.post_id), [byCarol.post_id])
+    const forBob = feed.forYou(BOB, 50).map((p) => p.post_id)
+    assert.ok(!forBob.includes(byCarol.post_id), 'followed author left out')
+    assert.ok(feed.forYou(ALICE, 50).some((p) => p.post_id === byCarol.post_id), 'reaches a reader who does not follow carol')
+    assert.ok(feed.forYou(BOB, 50).every((p) => p.author !== BOB), 'own posts left out')
+    const like = postActionTx(alice, 'LIKE_POST', byCarol.post_id, { time: nowMs })
+    chain.commit([like], nowMs)
+    await feed.applyBlock([like])
+    assert.ok(!feed.forYou(ALICE, 50).some((p) => p.post_id === byCarol.post_id), 'liked post left out')
+  })
+
+  test('paging: `before` as the spec gives it, and next_cursor without gaps or repeats in one second', async () => {
+    const author = accountFrom()
+    chain.state.data.set(`bal:${author.pub}`, 100_000_000)
+    nowMs += 10_000
+    const made: string[] = []
+    for (let i = 0; i < 7; i++) made.push((await publishAndCommit(author, `same second ${i}`)).post_id)
+    const seen: string[] = []
+    let cursor: string | undefined
+    for (;;) {
+      const page = feed.byAuthor(author.pub, { limit: 3, ...(cursor !== undefined ? { cursor } : {}) })
+      seen.push(...page.posts.map((p) => p.post_id))
+      if (page.next_cursor === null) break
+      cursor = page.next_cursor
+    }
+    assert.deepEqual([...seen].sort(), [...made].sort())
+    assert.equal(new Set(seen).size, 7)
+    const createdAt = feed.byAuthor(author.pub, { limit: 1 }).posts[0].created_at
+    assert.deepEqual(feed.byAuthor(author.pub, { limit: 10, before: createdAt }).posts, [], 'before leaves out the whole second')
+    await expectError(() => feed.byAuthor(author.pub, { limit: 3, cursor: 'garbage', before: 5 }), 'BAD_REQUEST', 'either')
+    await expectError(() => feed.byAuthor(author.pub, { limit: 3, cursor: 'garbage' }), 'BAD_REQUEST', 'cursor')
+  })
+
+  test('uncommitted bodies are collected after their TTL; committed ones and recently claimed ones are kept', async () => {
+    const ts = Math.floor(nowMs / 1000)
+    const lonely = await feed.publish(publishRequest(alice, { content: 'never committed', ts }))
+    const claimed = await feed.publish(publishRequest(alice, { content: 'in the mempool', ts }))
+    nowMs += DEFAULT_PENDING_TTL_MS - 60_000
+    feed.checkSubmission(checkStateless(createPostTx(alice, claimed, { time: nowMs })))
+    nowMs += 60_000
+    const before = feed.diskUsage()
+    const collected = await feed.sweep()
+    assert.equal(collected, before.pendingBodies - 1, 'every uncommitted body but the claimed one (earlier tests left some)')
+    assert.equal(feed.diskUsage().pendingBodies, 1)
+    assert.ok(feed.diskUsage().usedBytes <= before.usedBytes - lonely.size, 'collected bodies leave the quota (the restart test checks the sum)')
+    // the collected body is gone: a CREATE_POST for it is now refused here
+    await expectError(() => feed.checkSubmission(checkStateless(createPostTx(alice, lonely, { time: nowMs }))), 'TX_INVALID', 'no body')
+    feed.checkSubmission(checkStateless(createPostTx(alice, claimed, { time: nowMs })))
+    assert.ok(feed.byAuthor(ALICE, { limit: 50 }).posts.length > 0, 'committed posts stay')
+  })
+
+  test('quota: a body that would pass --feed-disk-limit-mb is refused with 507', async () => {
+    const used = feed.diskUsage().usedBytes
+    await feed.close()
+    feed = await openFeed({ diskLimitBytes: used + 1000 })
+    const ts = Math.floor(nowMs / 1000)
+    await feed.publish(publishRequest(alice, { content: 'y'.repeat(800), ts }))
+    await expectError(feed.publish(publishRequest(alice, { content: 'z'.repeat(800), ts })), 'FEED_QUOTA_EXCEEDED', 'quota')
+  })
+
+  test('a restart rebuilds the indexes, the quota and the view counts from disk and chain state', async () => {
+    const listed = feed.byAuthor(ALICE, { limit: 50 }).posts
+    const usage = feed.diskUsage()
+    const withViews = feed.byAuthor(BOB, { limit: 50 }).posts
+    await feed.close()
+    feed = await openFeed()
+    assert.deepEqual(feed.byAuthor(ALICE, { limit: 50 }).posts, listed)
+    assert.deepEqual(feed.byAuthor(BOB, { limit: 50 }).posts, withViews)
+    assert.equal(feed.diskUsage().usedBytes, usage.usedBytes)
+    assert.equal(feed.diskUsage().pendingBodies, usage.pendingBodies)
+  })
+})
