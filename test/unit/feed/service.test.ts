@@ -10,8 +10,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pino } from 'pino'
+import type { MemoryState} from '../../../src/chain/index.js';
 import {
-  GenesisSchema, MemoryState, StateOverlay, applyTx, checkStateless, genesisState, postFee, type BlockContext, type StateValue, type Transaction
+  GenesisSchema, StateOverlay, applyTx, checkStateless, genesisState, postFee, type BlockContext, type StateValue, type Transaction
 } from '../../../src/chain/index.js'
 import { accountFrom, createPostTx, followTx, postActionTx, publishRequest, type Account, type PublishResponse } from '../../../src/client/index.js'
 import { KithError } from '../../../src/errors.js'
