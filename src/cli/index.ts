@@ -11,6 +11,7 @@ import { ownsMailbox } from '../chain/index.js'
 import { RelayFees, RelayService, readRelayEnv, sealKeyFromEd25519 } from '../relay/index.js'
 import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
 import { createTestnet } from './testnet.js'
+import { registerSidecarCommand } from './sidecar.js'
 import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
 import {
@@ -231,6 +232,7 @@ export function buildProgram (): Command {
       })
       console.log(JSON.stringify({ chain_id: opts.chainId, nodes }, null, 2))
     })
+  registerSidecarCommand(program)
   return program
 }
 
