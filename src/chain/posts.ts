@@ -17,8 +17,8 @@ export interface PostRecord {
   reply_to: string
   quote_of: string
   deleted: boolean
-  /** unix s: the time of the block that created it */
-  created_at: number
+  /** unix ms: the time of the block that created it (its created_at is this in seconds) */
+  created_ms: number
   /** committed LIKE_POSTs minus UNLIKE_POSTs */
   likes: number
   tx_id: string

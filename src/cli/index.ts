@@ -9,6 +9,8 @@ import { accountFrom, type Account } from '../client/index.js'
 import { P2PHost } from '../p2p/index.js'
 import { ownsMailbox } from '../chain/index.js'
 import { RelayFees, RelayService, readRelayEnv, sealKeyFromEd25519 } from '../relay/index.js'
+import { FeedService } from '../feed/index.js'
+import { MediaScrubber, readMediaEnv } from '../media/index.js'
 import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
 import { createTestnet } from './testnet.js'
 import { registerSidecarCommand } from './sidecar.js'
@@ -117,6 +119,21 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   })
   relay.start()
   fees.start((id) => relay.store.has(id))
+  const scrubber = MediaScrubber.start({ env: readMediaEnv(), logger })
+  // bodies are hosted under the node's account key, which CREATE_POST fees credit (as relay fees do)
+  const feed = new FeedService({
+    dataDir: loaded.dataDir,
+    chain: { state: node.store, scan: (prefix) => node.store.scanState(prefix) },
+    hostingRelay: node.validatorPub,
+    scrubber,
+    ...(config.feed_disk_limit_mb !== undefined ? { diskLimitBytes: config.feed_disk_limit_mb * 1024 * 1024 } : {}),
+    logger: logger.child({ module: 'feed' })
+  })
+  // indexes are rebuilt before the node commits anything, then follow every committed block
+  await feed.open()
+  node.addSubmissionCheck((checked) => feed.checkSubmission(checked))
+  node.events.on('block', (_summary, txs) => { feed.applyBlock(txs).catch((err: unknown) => logger.error({ err }, 'feed: applying a block failed')) })
+  feed.start()
   // Consensus state is restored whole before the network can say anything (restore is synchronous).
   node.start()
   const chainDisk = config.chain_disk_limit_mb !== undefined
@@ -125,11 +142,13 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   let p2p: P2PHost | undefined
   let api: ReturnType<typeof createApi> | undefined
   let address: AddressInfo
-  /** Stops what has started, outside in: HTTP, libp2p, the mailbox and its fee queue, the node, the verify workers. */
+  /** Stops what has started, outside in: HTTP, libp2p, the feed and its scrubbers, the mailbox and its fee queue, the node, the verify workers. */
   const release = async (): Promise<void> => {
     chainDisk?.stop()
     await api?.close()
     await p2p?.stop()
+    await feed.close()
+    await scrubber.close()
     await relay.close()
     await fees.close()
     await node.stop()
@@ -155,7 +174,8 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     api = createApi({
       node, nodeId: p2p.peerId, env, logger,
       onboarding: await onboardingOptions(home, config),
-      relay: { service: relay, rateLimitPerSender: relayEnv.rateLimitPerSender }
+      relay: { service: relay, rateLimitPerSender: relayEnv.rateLimitPerSender },
+      feed
     })
     const { host, port } = parseListenAddr(config.stats_addr)
     address = await api.listen(host, port)

@@ -26,7 +26,7 @@ export interface Page {
   before?: Position
 }
 
-const HOUR_S = 3600
+const HOUR_MS = 3_600_000
 /** trending windows reach back at most 168 hours (spec); the rank buckets keep one more */
 export const MAX_WINDOW_HOURS = 168
 export const FOR_YOU_HOURS = 48
@@ -131,31 +131,31 @@ export class FeedIndex {
     return out
   }
 
-  /** The best `limit` posts created in the last `windowHours` hours before `nowS`. */
-  trending (windowHours: number, limit: number, nowS: number): IndexedPost[] {
-    return this.ranked(nowS - windowHours * HOUR_S, limit, () => false, Infinity, nowS)
+  /** The best `limit` posts created in the last `windowHours` hours before `nowMs`. */
+  trending (windowHours: number, limit: number, nowMs: number): IndexedPost[] {
+    return this.ranked(nowMs - windowHours * HOUR_MS, limit, () => false, Infinity, nowMs)
   }
 
   /**
    * For-you: the best posts of the last 48 hours that `exclude` lets through. `maxScan` bounds
    * how many posts one request may look at, however many it excludes.
    */
-  forYou (limit: number, nowS: number, exclude: (post: IndexedPost) => boolean, maxScan: number): IndexedPost[] {
-    return this.ranked(nowS - FOR_YOU_HOURS * HOUR_S, limit, exclude, maxScan, nowS)
+  forYou (limit: number, nowMs: number, exclude: (post: IndexedPost) => boolean, maxScan: number): IndexedPost[] {
+    return this.ranked(nowMs - FOR_YOU_HOURS * HOUR_MS, limit, exclude, maxScan, nowMs)
   }
 
   /** Drops rank buckets older than the longest window (their posts stay in the other lists). */
-  prune (nowS: number): void {
-    const oldest = hourOf(nowS - MAX_WINDOW_HOURS * HOUR_S) - 1
+  prune (nowMs: number): void {
+    const oldest = hourOf(nowMs - MAX_WINDOW_HOURS * HOUR_MS) - 1
     if (oldest <= this.oldestHour) return
     this.oldestHour = oldest
     for (const hour of this.hours.keys()) if (hour < oldest) this.hours.delete(hour)
   }
 
-  private ranked (fromS: number, limit: number, exclude: (post: IndexedPost) => boolean, maxScan: number, nowS: number): IndexedPost[] {
-    this.prune(nowS)
+  private ranked (fromMs: number, limit: number, exclude: (post: IndexedPost) => boolean, maxScan: number, nowMs: number): IndexedPost[] {
+    this.prune(nowMs)
     const heap = new Heap<Cursor>(bestFirst)
-    const firstHour = hourOf(fromS)
+    const firstHour = hourOf(fromMs)
     for (const [hour, bucket] of this.hours) {
       if (hour >= firstHour && bucket.length > 0) heap.push({ list: bucket.items, at: 0 })
     }
@@ -166,7 +166,7 @@ export class FeedIndex {
       if (top === undefined) break
       const post = top.list[top.at]
       scanned += 1
-      if (post.created >= fromS && !exclude(post)) out.push(post)
+      if (post.created >= fromMs && !exclude(post)) out.push(post)
       if (top.at + 1 < top.list.length) heap.push({ list: top.list, at: top.at + 1 })
     }
     return out
@@ -215,6 +215,6 @@ export class FeedIndex {
   }
 }
 
-function hourOf (unixS: number): number {
-  return Math.floor(unixS / HOUR_S)
+function hourOf (unixMs: number): number {
+  return Math.floor(unixMs / HOUR_MS)
 }

@@ -7,7 +7,7 @@
 export interface RankedPost {
   readonly id: string
   readonly author: string
-  /** unix s of the block that created it */
+  /** unix ms of the block that created it: blocks in one second still come in order */
   readonly created: number
   likes: number
   views: number

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import {
-  POST_METADATA_BYTES, MAX_POST_SIZE, Posts, StateKeys, decodePayload, postFee, type CheckedTx, type CreatePostPayload, type PostRecord,
+  POST_METADATA_BYTES, MAX_POST_SIZE, Posts, StateKeys, decodePayload, postFee, unixSeconds, type CheckedTx, type CreatePostPayload, type PostRecord,
   type StateReader, type StateValue, type Transaction
 } from '../chain/index.js'
 import { verify } from '../crypto/index.js'
@@ -98,14 +98,14 @@ export class FeedService {
   /** Rebuilds the indexes from committed chain state and the bodies on disk. */
   async open (): Promise<void> {
     const state = this.opts.chain.state
-    this.index.prune(this.nowS())
+    this.index.prune(this.now())
     const views = new Map(this.store.allViews())
     const orphans: string[] = []
     for (const [key, value] of this.opts.chain.scan('post:')) {
       const id = key.slice('post:'.length)
       const post = value as unknown as PostRecord
       if (post.deleted) continue
-      this.index.add({ id, author: post.author, created: post.created_at, likes: post.likes, views: views.get(id) ?? 0, tags: this.localMeta(id, post)?.hashtags })
+      this.index.add({ id, author: post.author, created: post.created_ms, likes: post.likes, views: views.get(id) ?? 0, tags: this.localMeta(id, post)?.hashtags })
     }
     for (const [id, meta] of this.store.allMeta()) {
       const post = Posts.get(state, id)
@@ -260,7 +260,7 @@ export class FeedService {
           if (post === undefined || post.deleted || post.tx_id !== tx.id) break
           const meta = this.localMeta(id, post)
           if (meta !== undefined) this.pending.delete(id)
-          this.index.add({ id, author: post.author, created: post.created_at, likes: post.likes, views: 0, tags: meta?.hashtags })
+          this.index.add({ id, author: post.author, created: post.created_ms, likes: post.likes, views: 0, tags: meta?.hashtags })
           break
         }
         case 'DELETE_POST': {
@@ -304,7 +304,7 @@ export class FeedService {
       this.pending.delete(id)
     }
     await this.store.remove(expired)
-    this.index.prune(this.nowS())
+    this.index.prune(this.now())
     if (expired.length > 0) this.log.info({ count: expired.length }, 'collected post bodies that were never committed')
     return expired.length
   }
@@ -330,7 +330,7 @@ export class FeedService {
       content: body.content,
       content_type: meta.content_type,
       hashtags: meta.hashtags,
-      created_at: post.created_at,
+      created_at: unixSeconds(post.created_ms),
       reply_to: post.reply_to,
       quote_of: post.quote_of,
       attachment: body.attachment?.toString('base64') ?? '',
@@ -386,7 +386,7 @@ export class FeedService {
   }
 
   trending (windowHours: number, limit: number): FeedPostItem[] {
-    return this.index.trending(windowHours, limit, this.nowS()).map((p) => this.present(p))
+    return this.index.trending(windowHours, limit, this.now()).map((p) => this.present(p))
   }
 
   /** Recent posts ranked by likes × 3 + views + 1, leaving out the reader's own, followed authors' and liked ones. */
@@ -394,7 +394,7 @@ export class FeedService {
     const followed = new Set(this.followed(pub))
     const state = this.opts.chain.state
     const exclude = (p: IndexedPost): boolean => p.author === pub || followed.has(p.author) || Posts.liked(state, p.id, pub)
-    return this.index.forYou(limit, this.nowS(), exclude, FOR_YOU_MAX_SCAN).map((p) => this.present(p))
+    return this.index.forYou(limit, this.now(), exclude, FOR_YOU_MAX_SCAN).map((p) => this.present(p))
   }
 
   /** Stored bytes of bodies, against the quota. */
@@ -427,7 +427,7 @@ export class FeedService {
     return {
       post_id: p.id,
       author: p.author,
-      created_at: p.created,
+      created_at: unixSeconds(p.created),
       content_preview: meta?.preview ?? '',
       content_truncated: meta !== undefined && meta.content_chars > PREVIEW_CHARS,
       content_type: meta?.content_type ?? '',
@@ -501,5 +501,5 @@ function positionOf (query: ListQuery): Position | undefined {
     return { created: Number(created), id }
   }
   // `before` is a second: every post of that second or later is left out
-  return query.before === undefined ? undefined : { created: query.before, id: '' }
+  return query.before === undefined ? undefined : { created: query.before * 1000, id: '' }
 }

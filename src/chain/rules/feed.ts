@@ -9,7 +9,7 @@ import { z } from 'zod'
 import { KithError } from '../../errors.js'
 import { BASE_POST_FEE, MAX_POST_SIZE, MIN_FEE, postFee } from '../limits.js'
 import { POST_ID_RE, Posts, type PostRecord } from '../posts.js'
-import { asState, unixSeconds } from '../registry.js'
+import { asState } from '../registry.js'
 import { StateKeys, type StateOverlay } from '../state.js'
 import { PubkeySchema, type Transaction } from '../tx.js'
 import { noTransfer } from './identity.js'
@@ -83,7 +83,7 @@ export const createPostRule = defineRule({
       reply_to: payload.reply_to,
       quote_of: payload.quote_of,
       deleted: false,
-      created_at: unixSeconds(block.time),
+      created_ms: block.time,
       likes: 0,
       tx_id: tx.id
     })

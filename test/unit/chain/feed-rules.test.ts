@@ -63,7 +63,7 @@ describe('CREATE_POST', () => {
     const post = Posts.get(state, POST_A)
     assert.deepEqual(post, {
       author: ALICE, size: 500, content_hash: Buffer.alloc(32, 7).toString('hex'), hosting_relay: RELAY, reply_to: '', quote_of: '',
-      deleted: false, created_at: Math.floor(T / 1000), likes: 0, tx_id: post?.tx_id
+      deleted: false, created_ms: T, likes: 0, tx_id: post?.tx_id
     })
     assert.equal(bal(state, RELAY), 1500, 'BasePostFee + 500 × PostByteFee goes to the hosting relay')
     assert.equal(bal(state, VALIDATOR), 0, 'the block validator gets none of it')

@@ -8,8 +8,8 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { FeedIndex, compareRank, compareTime, forYouScore, trendingScore, type IndexedPost } from '../../../src/feed/index.js'
 
-const H = 3600
-const NOW = 1_800_000_000
+const H = 3_600_000
+const NOW = 1_800_000_000_000
 const ids = (posts: readonly IndexedPost[]): string[] => posts.map((p) => p.id)
 const pid = (n: number): string => n.toString(16).padStart(32, '0')
 

@@ -1,0 +1,239 @@
+/**
+ * The feed user story through HTTP against a real node process, real sharp and real chain
+ * transactions: publish a post with a photo carrying EXIF, GPS, ICC, XMP and IPTC, commit it with
+ * CREATE_POST, read the body and the scrubbed attachment (checked with exiftool), follow, list by
+ * author, hashtag and timeline, rank it in trending by likes and views from several client
+ * addresses, find it in for-you, delete it (410 everywhere). Also: bad input answered 4xx while
+ * the node keeps serving, the CREATE_POST body check, the disk quota (507), video without a
+ * sidecar (503), and a publish that survives kill -9.
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { request } from 'node:http'
+import sharp from 'sharp'
+import {
+  createPostTx, followTx, newAccount, postActionTx, publishRequest, type Account, type PublishResponse
+} from '../../src/client/index.js'
+import { errorMessage, http, startNode, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
+import { exifGroups, jpegWithMetadata } from '../helpers/media.js'
+
+interface Listing { count: number, posts: Array<{ post_id: string, likes: number, views: number, content_preview: string, has_attachment: boolean }>, next_cursor?: string | null }
+
+const ids = (listing: Listing): string[] => listing.posts.map((p) => p.post_id)
+
+async function get<T> (node: NodeProcess, path: string): Promise<T> {
+  const res = await http(node.url, 'GET', path)
+  assert.equal(res.status, 200, `${path}: ${res.text}`)
+  return res.json as T
+}
+
+async function publish (node: NodeProcess, author: Account, input: Parameters<typeof publishRequest>[1]): Promise<PublishResponse> {
+  const res = await http(node.url, 'POST', '/feed/publish', { body: publishRequest(author, input) })
+  assert.equal(res.status, 200, res.text)
+  return res.json as PublishResponse
+}
+
+async function commitPost (node: NodeProcess, author: Account, published: PublishResponse): Promise<void> {
+  await node.client.submitAndWait(createPostTx(author, published))
+}
+
+/** A view from a given loopback address: views count once per client address per hour. */
+async function viewFrom (node: NodeProcess, postId: string, localAddress: string): Promise<number> {
+  const url = new URL(`/feed/post/${postId}/view`, node.url)
+  return await new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress }, (res) => {
+      let text = ''
+      res.on('data', (chunk: Buffer) => { text += chunk.toString() })
+      res.on('end', () => {
+        if (res.statusCode !== 200) reject(new Error(`view: ${res.statusCode} ${text}`))
+        else resolve((JSON.parse(text) as { views: number }).views)
+      })
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+describe('feed over HTTP', { timeout: 180_000 }, () => {
+  let node: NodeProcess
+  const alice = newAccount()
+  const bob = newAccount()
+  const carol = newAccount()
+  const dave = newAccount()
+  let photo: Buffer
+
+  before(async () => {
+    photo = await jpegWithMetadata(3000, 2000)
+    node = await startNode({ alloc: [alice, bob, carol, dave].map((a) => ({ pub: a.pub, amountUt: 100_000_000 })) })
+  })
+
+  after(async () => { await stopAllNodes() })
+
+  test('the user story: publish with a photo, commit, read, scrubbed attachment, follow, lists, trending, for-you, delete', async () => {
+    const before = exifGroups(photo)
+    for (const group of ['EXIF', 'GPS', 'ICC_Profile', 'XMP', 'IPTC']) assert.ok(before.has(group), `the test photo carries ${group}: ${[...before].join(', ')}`)
+
+    const text = 'Sunset at the #beach, what a #SUNSET'
+    const published = await publish(node, alice, { content: text, attachment: photo, attachmentMime: 'image/jpeg' })
+    assert.equal(published.hosting_relay, node.validatorPub)
+    assert.deepEqual(published.hashtags, ['beach', 'sunset'])
+    assert.equal(published.estimated_fee_ut, 1000 + published.size)
+    assert.equal((await http(node.url, 'GET', `/feed/post/${published.post_id}`)).status, 404, 'not readable before CREATE_POST is committed')
+
+    await commitPost(node, alice, published)
+    const body = await get<Record<string, unknown>>(node, `/feed/post/${published.post_id}`)
+    assert.equal(body.content, text)
+    assert.equal(body.author, alice.pub)
+    assert.equal(body.attachment_mime, 'image/jpeg')
+    assert.deepEqual(body.hashtags, ['beach', 'sunset'])
+    const stored = Buffer.from(body.attachment as string, 'base64')
+    assert.equal(published.size, Buffer.byteLength(text) + stored.length + 128, 'size = content + stored attachment + 128')
+
+    const res = await fetch(new URL(`/feed/post/${published.post_id}/attachment`, node.url))
+    assert.equal(res.status, 200)
+    assert.equal(res.headers.get('content-type'), 'image/jpeg')
+    assert.equal(res.headers.get('cache-control'), 'public, max-age=3600, immutable')
+    const attachment = Buffer.from(await res.arrayBuffer())
+    assert.deepEqual(attachment, stored)
+    const info = await sharp(attachment).metadata()
+    assert.equal(info.format, 'jpeg')
+    assert.equal(Math.max(info.width, info.height), 1080)
+    assert.equal(Math.round(info.width / info.height * 100) / 100, 1.5, 'aspect kept')
+    const after = exifGroups(attachment)
+    for (const group of ['EXIF', 'GPS', 'ICC_Profile', 'XMP', 'IPTC', 'MakerNotes']) assert.ok(!after.has(group), `${group} left in the scrubbed photo: ${[...after].join(', ')}`)
+
+    // bob follows alice: her post is in his timeline; it is listed by author and (any case) hashtag
+    await node.client.submitAndWait(followTx(bob, 'FOLLOW', alice.pub))
+    assert.deepEqual(ids(await get<Listing>(node, `/feed/timeline?follower=${bob.pub}`)), [published.post_id])
+    assert.deepEqual(ids(await get<Listing>(node, `/feed/timeline?follower=${carol.address}`)), [])
+    const byAuthor = await get<Listing & { author: string }>(node, `/feed/author/${alice.address}`)
+    assert.deepEqual(ids(byAuthor), [published.post_id])
+    assert.equal(byAuthor.posts[0].has_attachment, true)
+    assert.equal(byAuthor.posts[0].content_preview, text)
+    assert.deepEqual(ids(await get<Listing>(node, '/feed/hashtag/Sunset')), [published.post_id])
+    assert.deepEqual(ids(await get<Listing>(node, '/feed/hashtag/%23BEACH')), [published.post_id])
+
+    // trending: bob's post gets four views from four addresses (4), alice's one like (3), then a second (6)
+    const other = await publish(node, bob, { content: 'a quieter post #beach' })
+    await commitPost(node, bob, other)
+    for (const address of ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5']) await viewFrom(node, other.post_id, address)
+    assert.equal(await viewFrom(node, other.post_id, '127.0.0.5'), 4, 'a second view from one address in the hour is not counted')
+    await node.client.submitAndWait(postActionTx(carol, 'LIKE_POST', published.post_id))
+    assert.deepEqual(ids(await get<Listing>(node, '/feed/trending')), [other.post_id, published.post_id])
+    await node.client.submitAndWait(postActionTx(bob, 'LIKE_POST', published.post_id))
+    const trending = await get<Listing & { window: number }>(node, '/feed/trending?window=1')
+    assert.equal(trending.window, 1)
+    assert.deepEqual(ids(trending), [published.post_id, other.post_id])
+    assert.equal(trending.posts[0].likes, 2)
+    assert.equal(trending.posts[1].views, 4)
+    assert.deepEqual(await get(node, `/feed/post/${published.post_id}/stats?me=${bob.pub}`), { post_id: published.post_id, views: 0, likes: 2, liked_by_me: true })
+    assert.deepEqual(await get(node, `/feed/post/${other.post_id}/stats`), { post_id: other.post_id, views: 4, likes: 0 })
+
+    // for-you: carol follows nobody, liked alice's post: she is offered bob's; a newcomer gets both, best first
+    assert.deepEqual(ids(await get<Listing>(node, `/feed/foryou?pub=${carol.pub}`)), [other.post_id])
+    assert.deepEqual(ids(await get<Listing>(node, `/feed/foryou?pub=${newAccount().pub}`)), [published.post_id, other.post_id])
+    assert.deepEqual(ids(await get<Listing>(node, `/feed/foryou?pub=${bob.pub}`)), [], 'own post, followed author')
+
+    // alice deletes: every read answers 410 and the post leaves every list
+    await node.client.submitAndWait(postActionTx(alice, 'DELETE_POST', published.post_id))
+    for (const [method, path] of [['GET', ''], ['GET', '/attachment'], ['GET', '/stats'], ['POST', '/view']]) {
+      const gone = await http(node.url, method, `/feed/post/${published.post_id}${path}`)
+      assert.equal(gone.status, 410, `${method} ${path}: ${gone.text}`)
+      assert.ok(errorMessage(gone).includes('deleted'))
+    }
+    assert.deepEqual(ids(await get<Listing>(node, `/feed/timeline?follower=${bob.pub}`)), [])
+    assert.deepEqual(ids(await get<Listing>(node, '/feed/hashtag/beach')), [other.post_id])
+    assert.deepEqual(ids(await get<Listing>(node, '/feed/trending')), [other.post_id])
+    assert.deepEqual(ids(await get<Listing>(node, `/feed/author/${alice.pub}`)), [])
+
+    const version = await get<{ features: string[] }>(node, '/api/well-known-version')
+    assert.ok(version.features.includes('feed_v2') && version.features.includes('media_scrub'))
+  })
+
+  test('paging: `before` and next_cursor through HTTP', async () => {
+    const author = dave
+    const made: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const p = await publish(node, author, { content: `post ${i}` })
+      await commitPost(node, author, p)
+      made.push(p.post_id)
+    }
+    const seen: string[] = []
+    let path = `/feed/author/${author.pub}?limit=2`
+    for (;;) {
+      const page = await get<Listing>(node, path)
+      seen.push(...ids(page))
+      if (page.next_cursor === null) break
+      path = `/feed/author/${author.pub}?limit=2&cursor=${page.next_cursor}`
+    }
+    assert.deepEqual(seen, [...made].reverse())
+    const first = await get<{ posts: Array<{ created_at: number }> }>(node, `/feed/author/${author.pub}?limit=1`)
+    const older = await get<Listing>(node, `/feed/author/${author.pub}?before=${first.posts[0].created_at}`)
+    assert.ok(!ids(older).includes(made[4]))
+  })
+
+  test('bad input gets a 4xx JSON error naming the problem, and the node keeps serving', async () => {
+    const png = await sharp({ create: { width: 50, height: 50, channels: 3, background: 'red' } }).png().toBuffer()
+    const cases: Array<[string, unknown, number, string]> = [
+      ['magic bytes disagree', publishRequest(alice, { content: 'x', attachment: png, attachmentMime: 'image/jpeg' }), 400, 'PNG'],
+      ['truncated JPEG', publishRequest(alice, { content: 'x', attachment: photo.subarray(0, Math.floor(photo.length / 2)), attachmentMime: 'image/jpeg' }), 400, 'truncated'],
+      ['stale ts', publishRequest(alice, { content: 'x', ts: Math.floor(Date.now() / 1000) - 600 }), 400, 'timestamp'],
+      ['bad signature', { ...publishRequest(alice, { content: 'x' }), content: 'y' }, 400, 'signature'],
+      ['over MaxPostSize', publishRequest(alice, { content: 'z'.repeat(262_144) }), 413, 'MaxPostSize'],
+      ['video without a sidecar', publishRequest(alice, { content: 'x', attachment: MP4_HEADER, attachmentMime: 'video/mp4' }), 503, 'SVC_MEDIA_SIDECAR_URL'],
+      ['unsupported type', publishRequest(alice, { content: 'x', attachment: Buffer.from('%PDF-1.7 hello'), attachmentMime: 'application/pdf' }), 400, 'image/jpeg']
+    ]
+    for (const [name, body, status, mentions] of cases) {
+      const res = await http(node.url, 'POST', '/feed/publish', { body })
+      assert.equal(res.status, status, `${name}: ${res.text}`)
+      assert.ok(errorMessage(res).includes(mentions), `${name}: "${errorMessage(res)}" should mention ${mentions}`)
+    }
+    const bomb = await sharp({ create: { width: 12_000, height: 12_000, channels: 3, background: 'black' } }).png({ compressionLevel: 9 }).toBuffer()
+    const res = await http(node.url, 'POST', '/feed/publish', { body: publishRequest(alice, { content: 'boom', attachment: bomb, attachmentMime: 'image/png' }) })
+    assert.equal(res.status, 400, res.text)
+    assert.match(errorMessage(res), /pixel/i)
+    for (const path of ['/feed/trending?window=0', '/feed/trending?window=169', '/feed/author/nobody', '/feed/timeline?follower=x', '/feed/hashtag/two%20words', '/feed/post/xyz', '/feed/author/' + alice.pub + '?limit=0']) {
+      const bad = await http(node.url, 'GET', path)
+      assert.equal(bad.status, 400, `${path}: ${bad.text}`)
+      errorMessage(bad)
+    }
+    // the CREATE_POST body check: a size that is not the published one is refused
+    const published = await publish(node, alice, { content: 'check the size' })
+    const wrong = await http(node.url, 'POST', '/api/tx', { body: createPostTx(alice, { ...published, size: published.size + 1, estimated_fee_ut: published.estimated_fee_ut + 1 }) })
+    assert.equal(wrong.status, 400)
+    assert.match(errorMessage(wrong), /size does not match the body published/)
+    assert.equal((await http(node.url, 'GET', '/api/netstats')).status, 200)
+  })
+
+  test('a published body survives kill -9 and is committed after the restart', async () => {
+    const published = await publish(node, carol, { content: 'written before the crash #durable', attachment: photo, attachmentMime: 'image/jpeg' })
+    await node.kill9()
+    await node.restart()
+    await commitPost(node, carol, published)
+    const body = await get<{ content: string, attachment: string }>(node, `/feed/post/${published.post_id}`)
+    assert.equal(body.content, 'written before the crash #durable')
+    assert.ok(Buffer.from(body.attachment, 'base64').length > 1000)
+    assert.deepEqual(ids(await get<Listing>(node, '/feed/hashtag/durable')), [published.post_id])
+  })
+})
+
+describe('feed disk quota', { timeout: 60_000 }, () => {
+  after(async () => { await stopAllNodes() })
+
+  test('--feed-disk-limit-mb is a hard quota on stored bodies: 507, and nothing stored', async () => {
+    const author = newAccount()
+    const node = await startNode({ alloc: [{ pub: author.pub, amountUt: 10_000_000 }], args: ['--feed-disk-limit-mb', '1'] })
+    const big = 'q'.repeat(200_000)
+    const statuses: number[] = []
+    for (let i = 0; i < 7; i++) statuses.push((await http(node.url, 'POST', '/feed/publish', { body: publishRequest(author, { content: big }) })).status)
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 507, 507], '5 × 200,128 bytes fit in 1 MiB, a sixth does not')
+    const refused = publishRequest(author, { content: big })
+    const res = await http(node.url, 'POST', '/feed/publish', { body: refused })
+    assert.match(errorMessage(res), /quota/)
+    assert.equal((await http(node.url, 'POST', '/api/tx', { body: createPostTx(author, { post_id: refused.post_id, hosting_relay: node.validatorPub, content_hash: '00'.repeat(32), size: 200_128, hashtags: [], estimated_fee_ut: 201_128 }) })).status, 400, 'nothing was stored for it')
+  })
+})
+
+/** The first bytes of an MP4 (an ftyp box): enough for the magic check, which comes before the sidecar question. */
+const MP4_HEADER = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom', 'ascii'), Buffer.from([0, 0, 2, 0]), Buffer.from('isomiso2', 'ascii'), Buffer.alloc(64)])
+
