@@ -7,13 +7,16 @@
  */
 import type { Logger } from 'pino'
 import { z } from 'zod'
-import { commitHash, type Commit, type Transaction } from '../chain/index.js'
-import { proposalSignBytes, verifyCommit, voteSignBytes, type Proposal, type Validator, type Vote } from '../consensus/index.js'
+import { commitHash, type Block, type CheckedTx, type Commit, type Genesis, type Transaction } from '../chain/index.js'
+import {
+  proposalSignBytes, verifyCommit, voteSignBytes, type ConsensusInput, type Proposal, type TendermintEngine, type Validator, type Vote
+} from '../consensus/index.js'
 import { fromBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors.js'
+import type { Mempool } from '../mempool/index.js'
 import type { GossipTopic, PeerInfo, Validation } from '../p2p/index.js'
 import { answerSyncRequest, pullFromPeer, type Envelope, type PeerOutcome, type RelayService } from '../relay/index.js'
-import type { KithNode } from './node.js'
+import type { ChainHead, ChainStore, StoredBlock } from '../storage/index.js'
 import {
   BlocksResponseSchema, CatchUpResponseSchema, ProposalSchema, RequestSchema, StatusSchema, TxBatchSchema, VoteSchema, decode, encode, voteKey,
   type Request, type SyncedBlock
@@ -30,6 +33,30 @@ export interface NetworkPort {
   request (peerId: string, data: Uint8Array, opts?: { timeoutMs?: number }): Promise<Uint8Array>
   peers (): PeerView[]
   setLocalHeight (height: number): void
+}
+
+/**
+ * What the bridge needs from the node (KithNode provides it). Declared here, on the network's
+ * side, so that this file does not import the node that constructs it.
+ */
+export interface BridgedNode {
+  readonly genesis: Pick<Genesis, 'chain_id'>
+  readonly clock: { now (): number }
+  /** the bridge reads the round and the votes it holds; it never drives the engine */
+  readonly engine: Pick<TendermintEngine, 'equivocators' | 'status' | 'catchUp'>
+  /** with store.getTx, tells a gossiped transaction this node already has (pending or committed) */
+  readonly mempool: Pick<Mempool, 'get'>
+  readonly store: Pick<ChainStore, 'getTx'>
+  head (): Pick<ChainHead, 'height'>
+  validators (height: number): Validator[]
+  proposerOf (height: number, round: number): string
+  storedBlock (height: number): StoredBlock | undefined
+  checkTx (tx: Transaction): Promise<CheckedTx>
+  admit (checked: CheckedTx): Promise<void>
+  /** throws a KithError when the block is invalid; that is all the bridge looks at */
+  checkBlock (block: Block, hash: string, opts: { localTime?: boolean }): unknown
+  commitSynced (block: Block, hash: string, commit: Commit): Promise<unknown>
+  pushConsensus (input: ConsensusInput): void
 }
 
 const STATUS_INTERVAL_MS = 1000
@@ -75,7 +102,7 @@ export class NetworkBridge {
   private readonly envelopeBatch = new GossipBatch<Envelope>((envelopes) => this.broadcast('envelope', envelopes),
     ENVELOPE_BATCH_MAX, ENVELOPE_BATCH_CHARS, (e) => e.ciphertext.length)
 
-  constructor (private readonly node: KithNode, private readonly log: Logger) {}
+  constructor (private readonly node: BridgedNode, private readonly log: Logger) {}
 
   attach (port: NetworkPort): void {
     this.port = port
