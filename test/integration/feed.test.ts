@@ -205,6 +205,23 @@ describe('feed over HTTP', { timeout: 180_000 }, () => {
     assert.equal((await http(node.url, 'GET', '/api/netstats')).status, 200)
   })
 
+  test('the OpenAPI document describes every feed route and the feed\'s wire objects', async () => {
+    const doc = await get<{ paths: Record<string, Record<string, { responses?: object }>>, components: { schemas: Record<string, { properties?: Record<string, unknown> }> } }>(node, '/swagger/openapi.json')
+    const routes: Array<[string, string]> = [
+      ['/feed/publish', 'post'], ['/feed/post/{id}', 'get'], ['/feed/post/{id}/attachment', 'get'], ['/feed/post/{id}/view', 'post'],
+      ['/feed/post/{id}/stats', 'get'], ['/feed/author/{pub}', 'get'], ['/feed/timeline', 'get'], ['/feed/trending', 'get'],
+      ['/feed/foryou', 'get'], ['/feed/hashtag/{tag}', 'get']
+    ]
+    for (const [path, method] of routes) assert.ok(doc.paths[path]?.[method]?.responses !== undefined, `${method} ${path}`)
+    for (const name of ['PublishRequest', 'PublishResponse', 'PostBody', 'PostStats', 'FeedPostItem', 'Timeline', 'Trending', 'ForYou', 'HashtagFeed', 'AuthorFeed']) {
+      assert.ok(doc.components.schemas[name] !== undefined, `schema ${name}`)
+    }
+    for (const field of ['post_id', 'author', 'content_preview', 'created_at', 'likes', 'views', 'has_attachment', 'reply_to', 'quote_of']) {
+      assert.ok(doc.components.schemas.FeedPostItem.properties?.[field] !== undefined, `FeedPostItem.${field}`)
+    }
+    assert.ok(doc.paths['/feed/publish'].post.responses !== undefined && '507' in (doc.paths['/feed/publish'].post.responses as object))
+  })
+
   test('a published body survives kill -9 and is committed after the restart', async () => {
     const published = await publish(node, carol, { content: 'written before the crash #durable', attachment: photo, attachmentMime: 'image/jpeg' })
     await node.kill9()
