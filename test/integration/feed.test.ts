@@ -9,17 +9,23 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
 import sharp from 'sharp'
 import {
   createPostTx, followTx, newAccount, postActionTx, publishRequest, type Account, type PublishResponse
 } from '../../src/client/index.js'
-import { errorMessage, http, startNode, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
+import { KITH_BIN, REPO_ROOT, errorMessage, http, pickBasePort, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 import { exifGroups, jpegWithMetadata } from '../helpers/media.js'
 
 interface Listing { count: number, posts: Array<{ post_id: string, likes: number, views: number, content_preview: string, has_attachment: boolean }>, next_cursor?: string | null }
 
 const ids = (listing: Listing): string[] => listing.posts.map((p) => p.post_id)
+const run = promisify(execFile)
 
 async function get<T> (node: NodeProcess, path: string): Promise<T> {
   const res = await http(node.url, 'GET', path)
@@ -231,6 +237,41 @@ describe('feed over HTTP', { timeout: 180_000 }, () => {
     assert.equal(body.content, 'written before the crash #durable')
     assert.ok(Buffer.from(body.attachment, 'base64').length > 1000)
     assert.deepEqual(ids(await get<Listing>(node, '/feed/hashtag/durable')), [published.post_id])
+  })
+})
+
+describe('feed across two validators', { timeout: 120_000 }, () => {
+  let dir: string
+  after(async () => {
+    await stopAllNodes()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  test('a post published to node A and committed through node B: A serves the body, both list it, B says where the body is', async () => {
+    const alice = newAccount()
+    const bob = newAccount()
+    dir = await mkdtemp(join(tmpdir(), 'kith-feed-net-'))
+    const basePort = await pickBasePort(2)
+    await run(KITH_BIN, ['testnet', '--validators', '2', '--output', join(dir, 'net'), '--base-port', String(basePort),
+      '--alloc', `${alice.pub}=10000000`, '--alloc', `${bob.pub}=10000000`], {
+      cwd: REPO_ROOT, env: { ...process.env, PATH: `${join(REPO_ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` }
+    })
+    const [a, b] = await Promise.all([0, 1].map(async (i) => await startNode({ home: join(dir, 'net', `node${i}`) })))
+    await waitFor(async () => (await a.client.netstats()).height >= 1 && (await b.client.netstats()).height >= 1, 30_000)
+
+    const published = await publish(a, alice, { content: 'hosted on A #twonodes' })
+    assert.equal(published.hosting_relay, a.validatorPub)
+    // B cannot check the body (it is on A), so it admits the CREATE_POST; consensus commits it everywhere
+    await b.client.submitAndWait(createPostTx(alice, published))
+    await b.client.submitAndWait(followTx(bob, 'FOLLOW', alice.pub))
+    await waitFor(async () => (await http(a.url, 'GET', `/feed/post/${published.post_id}`)).status === 200, 10_000)
+    const onB = await http(b.url, 'GET', `/feed/post/${published.post_id}`)
+    assert.equal(onB.status, 404)
+    assert.ok(errorMessage(onB).includes(a.validatorPub), 'B names the hosting relay')
+    const timelineB = await get<{ posts: Array<{ post_id: string, body_available: boolean, hosting_relay: string }> }>(b, `/feed/timeline?follower=${bob.pub}`)
+    assert.deepEqual(timelineB.posts.map((p) => [p.post_id, p.body_available, p.hosting_relay]), [[published.post_id, false, a.validatorPub]])
+    await waitFor(async () => (await get<Listing>(a, `/feed/timeline?follower=${bob.pub}`)).count === 1, 10_000)
+    assert.deepEqual(ids(await get<Listing>(a, '/feed/hashtag/twonodes')), [published.post_id], 'the hosting node lists it under its tag')
   })
 })
 
