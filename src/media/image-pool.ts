@@ -33,6 +33,8 @@ interface Slot {
   child: ChildProcess
   ready: boolean
   job: Job | undefined
+  /** killed by us; takes no job while its exit is on the way */
+  retired: boolean
 }
 
 const WORKER_URL = new URL('./image-worker.js', import.meta.url)
@@ -59,7 +61,7 @@ export class ImagePool {
 
   run (bytes: Buffer): Promise<ScrubbedImage> {
     if (this.closing) return Promise.reject(new KithError('UNAVAILABLE', 'the media scrubber is shutting down'))
-    const idle = this.slots.some((s) => s.job === undefined)
+    const idle = this.slots.some((s) => s.job === undefined && !s.retired)
     if (!idle && this.queue.length >= this.opts.maxQueue) {
       return Promise.reject(new KithError('MEDIA_BUSY', `too many images are being scrubbed (${this.slots.length} at a time, ${this.opts.maxQueue} waiting); try again shortly`))
     }
@@ -73,7 +75,7 @@ export class ImagePool {
     const settings: WorkerSettings = { sharpConcurrency: this.opts.sharpConcurrency, niceness: this.opts.niceness }
     // execArgv [] : the node's own flags (--cpu-prof, --inspect, test runner flags) are not the worker's
     const child = fork(WORKER_URL, [JSON.stringify(settings)], { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    const slot: Slot = { child, ready: false, job: undefined }
+    const slot: Slot = { child, ready: false, job: undefined, retired: false }
     // an idle pool does not keep the process alive; a job in flight does (see hold)
     child.unref()
     child.channel?.unref()
@@ -91,14 +93,19 @@ export class ImagePool {
   private dispatch (): void {
     for (const slot of this.slots) {
       if (this.queue.length === 0) return
-      if (slot.job !== undefined || slot.child.exitCode !== null || slot.child.signalCode !== null) continue
+      if (slot.job !== undefined || slot.retired || slot.child.exitCode !== null || slot.child.signalCode !== null) continue
       const job = this.queue.shift() as Job
       slot.job = job
       this.hold(slot, true)
-      job.timer = setTimeout(() => this.onTimeout(slot, job), this.opts.jobTimeoutMs)
+      // the deadline is the image's, so it starts once the worker is up (see onMessage)
+      if (slot.ready) this.startDeadline(slot, job)
       const message: ImageJobMessage = { id: job.id, bytes: job.bytes, maxInputPixels: this.opts.maxInputPixels }
       slot.child.send(message)
     }
+  }
+
+  private startDeadline (slot: Slot, job: Job): void {
+    job.timer = setTimeout(() => this.onTimeout(slot, job), this.opts.jobTimeoutMs)
   }
 
   /** Detaches the slot's current job (if it is `job`), so it settles exactly once. */
@@ -114,6 +121,7 @@ export class ImagePool {
   private onMessage (slot: Slot, msg: WorkerMessage): void {
     if (msg.type === 'ready') {
       slot.ready = true
+      if (slot.job !== undefined) this.startDeadline(slot, slot.job)
       return
     }
     const job = this.take(slot, msg.id)
@@ -131,6 +139,7 @@ export class ImagePool {
     if (this.take(slot, job.id) === undefined) return
     this.log.warn({ pid: slot.child.pid, timeoutMs: this.opts.jobTimeoutMs }, 'image job timed out; killing its worker')
     job.reject(new KithError('MEDIA_INVALID', `image took too long to decode (over ${this.opts.jobTimeoutMs / 1000} s)`))
+    slot.retired = true
     slot.child.kill('SIGKILL')
   }
 

@@ -45,7 +45,8 @@ function lowerPriority (niceness: number): void {
 }
 
 function send (message: WorkerMessage): void {
-  process.send?.(message)
+  // the parent may be gone (closed, or dead): then so is this worker's purpose
+  if (process.connected) process.send?.(message, undefined, undefined, (err) => { if (err !== null) process.exit(0) })
 }
 
 function main (): void {
@@ -54,6 +55,10 @@ function main (): void {
   // every input is new: libvips' operation cache would only hold memory
   sharp.cache(false)
   sharp.concurrency(settings.sharpConcurrency ?? 1)
+  // Only the four decoders the magic check lets through may run: a file that libvips would sniff
+  // as something else (SVG, PDF, TIFF, HEIF, ...) meets no loader at all.
+  sharp.block({ operation: ['VipsForeignLoad'] })
+  sharp.unblock({ operation: ['VipsForeignLoadJpegBuffer', 'VipsForeignLoadPngBuffer', 'VipsForeignLoadNsgifBuffer', 'VipsForeignLoadWebpBuffer'] })
   process.on('disconnect', () => process.exit(0))
   process.on('message', (job: ImageJobMessage) => {
     scrubImage(job.bytes, job.maxInputPixels).then(

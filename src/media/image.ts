@@ -28,7 +28,7 @@ export class ImageRejected extends Error {
 
 const megapixels = (pixels: number): string => {
   const mp = pixels / 1e6
-  return mp >= 10 ? String(Math.round(mp)) : String(Number(mp.toFixed(1)))
+  return mp >= 10 ? String(Math.round(mp)) : mp.toFixed(1)
 }
 
 /** libvips' message, first line only and bounded, for a 4xx answer. */
@@ -41,12 +41,12 @@ function decoderMessage (err: unknown): string {
 export async function scrubImage (input: Buffer, maxInputPixels = DEFAULT_MAX_INPUT_PIXELS): Promise<ScrubbedImage> {
   // failOn 'error': truncated or invalid pixel data is refused rather than half-decoded, while
   // libjpeg's mere warnings (extraneous bytes before a marker, common in phone photos) are not.
-  const image = sharp(input, { limitInputPixels: maxInputPixels, failOn: 'error' })
   let width: number | undefined
   let height: number | undefined
   try {
-    // header only: refuses a bomb before a single pixel is decoded, with the numbers in the message
-    ({ width, height } = await image.metadata())
+    // header only: refuses a bomb before a single pixel is decoded, with the numbers in the
+    // message (no limit on this instance, or sharp's own terse refusal would come first)
+    ({ width, height } = await sharp(input, { limitInputPixels: false }).metadata())
   } catch (err) {
     throw new ImageRejected(`image is truncated or corrupt: ${decoderMessage(err)}`)
   }
@@ -57,7 +57,7 @@ export async function scrubImage (input: Buffer, maxInputPixels = DEFAULT_MAX_IN
   try {
     // input → rotate → resize → jpeg keeps libjpeg's shrink-on-load (decoding at 1/2, 1/4 or
     // 1/8 scale), which is most of the speed. No withMetadata/keepMetadata: nothing is copied.
-    const { data, info } = await image
+    const { data, info } = await sharp(input, { limitInputPixels: maxInputPixels, failOn: 'error' })
       .rotate()
       .resize({ width: MAX_SIDE_PX, height: MAX_SIDE_PX, fit: 'inside', withoutEnlargement: true })
       .flatten({ background: '#ffffff' })

@@ -44,24 +44,34 @@ class HttpError extends Error {
   }
 }
 
+/**
+ * An answer before the body was read leaves Node to drain the rest of it, so the client sees the
+ * answer rather than a reset; `close` after a body that ran over the cap mid-stream.
+ */
 function sendJson (res: ServerResponse, status: number, body: unknown, close = false): void {
   const text = JSON.stringify(body)
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(close ? { connection: 'close' } : {}) })
   res.end(text)
 }
 
+/** The body, or a 413 as soon as it runs over `maxBytes` (the rest is discarded as it comes). */
 async function readBody (req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length'])
-  const tooLarge = new HttpError(413, `the body is larger than this sidecar's limit of ${maxBytes} bytes`)
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > maxBytes) throw tooLarge
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks, size)
+  return await new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    let refused = false
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= maxBytes) chunks.push(chunk)
+      else if (!refused) {
+        refused = true
+        chunks.length = 0
+        reject(new HttpError(413, `the body is larger than this sidecar's limit of ${maxBytes} bytes`))
+      }
+    })
+    req.once('end', () => resolve(Buffer.concat(chunks, size)))
+    req.once('error', reject)
+  })
 }
 
 /** ffmpeg's complaint, without the temporary paths, for a 422 body. */
@@ -130,20 +140,25 @@ export async function startSidecar (opts: SidecarOptions): Promise<Sidecar> {
       return
     }
     if (path !== SCRUB_PATH) {
-      sendJson(res, 404, { error: `no route for ${req.method ?? ''} ${path}` }, true)
+      sendJson(res, 404, { error: `no route for ${req.method ?? ''} ${path}` })
       return
     }
     if (req.method !== 'POST') {
-      sendJson(res, 405, { error: `method ${req.method ?? ''} is not allowed on ${path}` }, true)
+      sendJson(res, 405, { error: `method ${req.method ?? ''} is not allowed on ${path}` })
       return
     }
     const mime = normaliseMime(req.headers['content-type'] ?? '')
     if (REMUX[mime] === undefined) {
-      sendJson(res, 415, { error: `Content-Type ${mime === '' ? '(none)' : mime} is not supported; supported: ${Object.keys(REMUX).join(', ')}` }, true)
+      sendJson(res, 415, { error: `Content-Type ${mime === '' ? '(none)' : mime} is not supported; supported: ${Object.keys(REMUX).join(', ')}` })
       return
     }
     if (running >= concurrency && waiting.length >= maxQueue) {
-      sendJson(res, 503, { error: 'the sidecar is busy; try again shortly' }, true)
+      sendJson(res, 503, { error: 'the sidecar is busy; try again shortly' })
+      return
+    }
+    const declared = Number(req.headers['content-length'])
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      sendJson(res, 413, { error: `the body (${declared} bytes) is larger than this sidecar's limit of ${maxBytes} bytes` })
       return
     }
     const started = performance.now()
@@ -156,10 +171,10 @@ export async function startSidecar (opts: SidecarOptions): Promise<Sidecar> {
     } catch (err) {
       if (err instanceof HttpError) {
         log.info({ mime, status: err.status, error: err.message }, 'refused')
-        sendJson(res, err.status, { error: err.message }, true)
+        sendJson(res, err.status, { error: err.message }, err.status === 413 && !req.complete)
       } else {
         log.error({ err, mime }, 'scrub failed')
-        sendJson(res, 500, { error: 'internal error' }, true)
+        sendJson(res, 500, { error: 'internal error' })
       }
     }
   }

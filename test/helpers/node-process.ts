@@ -77,7 +77,7 @@ export interface ExitInfo {
 }
 
 /** The environment a node child runs with: pinned Node first on PATH, no inherited SVC_*. */
-function childEnv (extra: Record<string, string>): NodeJS.ProcessEnv {
+export function childEnv (extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.startsWith('SVC_')) env[key] = value
