@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import sharp from 'sharp'
 import { ffmpegPath } from '../../src/media/index.js'
 
 const execFileP = promisify(execFile)
@@ -188,4 +189,26 @@ export async function decodesCleanly (bytes: Buffer, ext: string): Promise<strin
     const { stderr } = await ffmpeg(['-v', 'error', '-i', file, '-f', 'null', '-'])
     return stderr.trim()
   })
+}
+
+/** Tags of a test photo: camera, serial, time, GPS position, XMP creator, IPTC by-line and city. */
+export const PHOTO_TAGS = [
+  '-Make=KithCam', '-Model=X1 Pro', '-SerialNumber=SN-0042', '-DateTimeOriginal=2026:05:01 12:00:00',
+  '-GPSLatitude=52.5200', '-GPSLatitudeRef=N', '-GPSLongitude=13.4050', '-GPSLongitudeRef=E',
+  '-XMP-dc:Creator=Secret Photographer', '-XMP-dc:Description=home address', '-IPTC:By-line=Secret Photographer', '-IPTC:City=Berlin'
+]
+
+/** A JPEG photo of width × height (a gradient, so it is a real picture) with an ICC profile and PHOTO_TAGS. */
+export async function photoWithMetadata (width: number, height: number): Promise<Buffer> {
+  const raw = Buffer.alloc(width * height * 3)
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3
+      raw[i] = (x * 255 / width) | 0
+      raw[i + 1] = (y * 255 / height) | 0
+      raw[i + 2] = ((x + y) % 64) * 4
+    }
+  }
+  const jpeg = await sharp(raw, { raw: { width, height, channels: 3 } }).withIccProfile('p3').jpeg({ quality: 90 }).toBuffer()
+  return await exifWrite(jpeg, 'jpg', PHOTO_TAGS)
 }
