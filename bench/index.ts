@@ -6,13 +6,14 @@
  *
  * Then the 4-validator network benchmark (bench/network.ts) unless --no-network, and the relay
  * mailbox benchmark (bench/relay.ts: broadcast rate and inbox latency over 1,000,000 stored
- * envelopes beside a bare Koa handler) unless --no-relay.
+ * envelopes beside a bare Koa handler) unless --no-relay, and the media scrubbing benchmark
+ * (bench/media.ts: one 12 MP JPEG through MediaScrubber beside vipsthumbnail) unless --no-media.
  *
  * Flags: --quick (one short run, no profile, no storage, short network phases), --no-profile,
  *        --no-storage, --duration-ms N, --concurrency 16,64,256, --json FILE (raw results);
  *        network: --no-network, --network-concurrency 64,256,512, --network-rate 500,1000,
  *        --network-duration-ms N, --network-profile (node 0 under --cpu-prof);
- *        relay: --no-relay.
+ *        relay: --no-relay; media: --no-media.
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -21,6 +22,7 @@ import { generateKeyPair, sign, verify } from '../src/crypto/index.js'
 import { opensslEd25519Speed, type OpensslResult } from './lib/openssl.js'
 import { machineInfo } from './lib/proc.js'
 import { DEFAULT_NETWORK_CONFIG, QUICK_NETWORK_CONFIG, formatNetwork, runNetworkBench, type NetworkBenchConfig, type NetworkBenchResult } from './network.js'
+import { QUICK_MEDIA_CONFIG, formatMediaBench, runMediaBench, type MediaBenchResult } from './media.js'
 import { QUICK_RELAY_CONFIG, formatRelayBench, runRelayBench, type RelayBenchResult } from './relay.js'
 import { formatThroughput, runThroughputBench, type ThroughputConfig } from './throughput.js'
 
@@ -121,6 +123,12 @@ async function main (): Promise<void> {
     out.push('## Relay mailbox', '', formatRelayBench(relay), '')
   }
 
+  let media: MediaBenchResult | undefined
+  if (!process.argv.includes('--no-media')) {
+    media = await runMediaBench(quick ? QUICK_MEDIA_CONFIG : {}, log)
+    out.push('## Media scrubbing', '', formatMediaBench(media), '')
+  }
+
   let storage: unknown
   const storageJs = path.join(path.dirname(fileURLToPath(import.meta.url)), 'storage.js')
   if (!quick && !process.argv.includes('--no-storage') && existsSync(storageJs)) {
@@ -138,7 +146,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, relay, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, relay, media, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

@@ -6,6 +6,7 @@ import type { Command } from 'commander'
 import { pino } from 'pino'
 import { DEFAULT_FFMPEG_TIMEOUT_MS, DEFAULT_SIDECAR_MAX_BYTES, startSidecar } from '../media/index.js'
 import { parseListenAddr } from '../node/index.js'
+import { stopOnSignals } from './shutdown.js'
 
 const SHUTDOWN_GRACE_MS = 10_000
 
@@ -34,20 +35,7 @@ async function runSidecar (flags: SidecarFlags): Promise<void> {
     timeoutMs: positiveInt('--timeout-ms', flags.timeoutMs),
     concurrency: positiveInt('--concurrency', flags.concurrency)
   })
-  let stopping = false
-  const shutdown = (signal: string): void => {
-    if (stopping) return
-    stopping = true
-    logger.info({ signal }, 'shutting down')
-    setTimeout(() => { logger.error('shutdown took too long; exiting'); process.exit(1) }, SHUTDOWN_GRACE_MS).unref()
-    sidecar.close().then(() => {
-      logger.info('stopped')
-      logger.flush()
-      process.exitCode = 0
-    }, (err: unknown) => { logger.error({ err }, 'shutdown failed'); process.exit(1) })
-  }
-  process.on('SIGINT', () => shutdown('SIGINT'))
-  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  stopOnSignals(logger, sidecar.close, SHUTDOWN_GRACE_MS)
 }
 
 /** Adds `sidecar` to the program. */

@@ -5,6 +5,9 @@
  * aspect, orientation and transparency; and the refusals (bombs, truncated and corrupt files).
  */
 import assert from 'node:assert/strict'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { after, before, describe, it } from 'node:test'
 import { pino } from 'pino'
@@ -60,6 +63,7 @@ const SAMPLES: Sample[] = [
 ]
 
 let scrubber: MediaScrubber
+let tempDir: string
 let makerNoteFile: string
 let p3Icc: string
 
@@ -105,21 +109,21 @@ const isWhite = (c: number[]): boolean => c.every((v) => v > 240)
 
 before(async () => {
   scrubber = MediaScrubber.start({ env: readMediaEnv({}), logger: pino({ level: 'silent' }) })
-  const { writeFile, mkdtemp } = await import('node:fs/promises')
-  const { join } = await import('node:path')
-  const { tmpdir } = await import('node:os')
-  const dir = await mkdtemp(join(tmpdir(), 'kith-media-unit-'))
-  makerNoteFile = join(dir, 'makernote.bin')
+  tempDir = await mkdtemp(join(tmpdir(), 'kith-media-unit-'))
+  makerNoteFile = join(tempDir, 'makernote.bin')
   await writeFile(makerNoteFile, Buffer.from('KITHMAKERNOTE serial 0042\0\0\0\0', 'latin1'))
   // a Display P3 profile, written into GIFs by exiftool (sharp cannot attach one to a GIF)
-  p3Icc = join(dir, 'p3.icc')
+  p3Icc = join(tempDir, 'p3.icc')
   const withIcc = await sharp({ create: { width: 4, height: 4, channels: 3, background: 'red' } }).jpeg().withIccProfile('p3').toBuffer()
   const icc = (await sharp(withIcc).metadata()).icc
   assert.ok(icc !== undefined)
   await writeFile(p3Icc, icc)
 })
 
-after(async () => { await scrubber.close() })
+after(async () => {
+  await scrubber.close()
+  await rm(tempDir, { recursive: true, force: true })
+})
 
 describe('image scrub: metadata', () => {
   for (const sample of SAMPLES) {
