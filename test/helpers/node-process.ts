@@ -457,3 +457,39 @@ export async function pickBasePort (validators: number): Promise<number> {
   }
   throw new Error('no free port range for the testnet')
 }
+
+/** A `bin/kith sidecar` child process, ready once it logged its URL. */
+export interface SidecarProcess {
+  url: string
+  child: ChildProcess
+  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+  output: string[]
+}
+
+export async function startSidecar (args: string[] = []): Promise<SidecarProcess> {
+  const child = spawn(KITH_BIN, ['sidecar', '--listen', '127.0.0.1:0', ...args], { env: childEnv({}), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const output: string[] = []
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sidecar did not log "sidecar listening"\n${output.join('')}`)), READY_TIMEOUT_MS)
+    let buffered = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output.push(chunk)
+      buffered += chunk
+      for (const line of buffered.split('\n').slice(0, -1)) {
+        let log: { msg?: string, url?: string } = {}
+        try {
+          log = JSON.parse(line) as { msg?: string, url?: string }
+        } catch { /* not a log line */ }
+        if (log.msg === 'sidecar listening' && typeof log.url === 'string') { clearTimeout(timer); resolve(log.url) }
+      }
+      buffered = buffered.slice(buffered.lastIndexOf('\n') + 1)
+    })
+    void exited.then(({ code }) => { clearTimeout(timer); reject(new Error(`sidecar exited (code ${String(code)}) before it listened\n${output.join('')}`)) })
+  }).catch((err: unknown) => {
+    child.kill('SIGKILL')
+    throw err
+  })
+  return { url, child, exited, output }
+}

@@ -19,8 +19,10 @@ import sharp from 'sharp'
 import {
   createPostTx, followTx, newAccount, postActionTx, publishRequest, type Account, type PublishResponse
 } from '../../src/client/index.js'
-import { KITH_BIN, REPO_ROOT, errorMessage, http, pickBasePort, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
-import { exifRead, groupsOf, photoWithMetadata } from '../helpers/media-files.js'
+import {
+  KITH_BIN, REPO_ROOT, errorMessage, http, pickBasePort, startNode, startSidecar, stopAllNodes, waitFor, type NodeProcess, type SidecarProcess
+} from '../helpers/node-process.js'
+import { decodesCleanly, exifRead, groupsOf, makeMedia, mediaInfo, photoWithMetadata } from '../helpers/media-files.js'
 
 interface Listing { count: number, posts: Array<{ post_id: string, likes: number, views: number, content_preview: string, has_attachment: boolean }>, next_cursor?: string | null }
 
@@ -274,6 +276,42 @@ describe('feed across two validators', { timeout: 120_000 }, () => {
     assert.deepEqual(timelineB.posts.map((p) => [p.post_id, p.body_available, p.hosting_relay]), [[published.post_id, false, a.validatorPub]])
     await waitFor(async () => (await get<Listing>(a, `/feed/timeline?follower=${bob.pub}`)).count === 1, 10_000)
     assert.deepEqual(ids(await get<Listing>(a, '/feed/hashtag/twonodes')), [published.post_id], 'the hosting node lists it under its tag')
+  })
+})
+
+describe('feed video through the media sidecar', { timeout: 90_000 }, () => {
+  let sidecar: SidecarProcess | undefined
+  after(async () => {
+    sidecar?.child.kill('SIGTERM')
+    await sidecar?.exited
+    await stopAllNodes()
+  })
+
+  test('a video post is scrubbed by the sidecar the node is pointed at; SVC_ALLOW_UNSCRUBBED_VIDEO keeps it as uploaded', async () => {
+    sidecar = await startSidecar()
+    const author = newAccount()
+    const alloc = [{ pub: author.pub, amountUt: 10_000_000 }]
+    const [scrubbing, permissive] = await Promise.all([
+      startNode({ alloc, env: { SVC_MEDIA_SIDECAR_URL: sidecar.url } }),
+      startNode({ alloc, env: { SVC_ALLOW_UNSCRUBBED_VIDEO: 'true' } })
+    ])
+    const video = await makeMedia('mp4')
+    const carried = new Set((await mediaInfo(video, 'mp4')).tags.map(([key]) => key))
+    for (const key of ['title', 'artist', 'location', 'comment', 'creation_time']) assert.ok(carried.has(key), `the test video carries ${key}`)
+
+    const published = await publish(scrubbing, author, { content: 'a clip', attachment: video, attachmentMime: 'video/mp4' })
+    await commitPost(scrubbing, author, published)
+    const res = await fetch(new URL(`/feed/post/${published.post_id}/attachment`, scrubbing.url))
+    assert.equal(res.headers.get('content-type'), 'video/mp4')
+    const stored = Buffer.from(await res.arrayBuffer())
+    const left = (await mediaInfo(stored, 'mp4')).tags.filter(([key, value]) => ['title', 'artist', 'location', 'comment', 'creation_time'].includes(key) || /Kith|Alice|48\.8566|hidden/.test(value))
+    assert.deepEqual(left, [], 'no tag survives the sidecar')
+    assert.equal(await decodesCleanly(stored, 'mp4'), '', 'the scrubbed video still decodes')
+
+    const kept = await publish(permissive, author, { content: 'as uploaded', attachment: video, attachmentMime: 'video/mp4' })
+    await commitPost(permissive, author, kept)
+    const raw = Buffer.from(await (await fetch(new URL(`/feed/post/${kept.post_id}/attachment`, permissive.url))).arrayBuffer())
+    assert.deepEqual(raw, video)
   })
 })
 

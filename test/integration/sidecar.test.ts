@@ -5,7 +5,6 @@
  * answers; and the node-side MediaScrubber against it and against stand-in sidecars that fail.
  */
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
@@ -16,44 +15,7 @@ import { MediaScrubber, readMediaEnv, type MediaEnv } from '../../src/media/inde
 import {
   SECRET_CHAPTER, SECRET_LOCATION, SECRET_TAGS, decodesCleanly, makeMedia, mediaInfo, type MediaSample
 } from '../helpers/media-files.js'
-import { KITH_BIN, REPO_ROOT, childEnv, errorMessage, http } from '../helpers/node-process.js'
-
-const READY_TIMEOUT_MS = 20_000
-
-interface Running {
-  url: string
-  child: ChildProcess
-  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
-  output: string[]
-}
-
-async function startSidecarProcess (args: string[] = []): Promise<Running> {
-  const child = spawn(KITH_BIN, ['sidecar', '--listen', '127.0.0.1:0', ...args], { env: childEnv({}), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
-  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
-  const output: string[] = []
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk))
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`sidecar did not log "sidecar listening"\n${output.join('')}`)), READY_TIMEOUT_MS)
-    let buffered = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output.push(chunk)
-      buffered += chunk
-      for (const line of buffered.split('\n').slice(0, -1)) {
-        let log: { msg?: string, url?: string } = {}
-        try {
-          log = JSON.parse(line) as { msg?: string, url?: string }
-        } catch { /* not a log line */ }
-        if (log.msg === 'sidecar listening' && typeof log.url === 'string') { clearTimeout(timer); resolve(log.url) }
-      }
-      buffered = buffered.slice(buffered.lastIndexOf('\n') + 1)
-    })
-    void exited.then(({ code }) => { clearTimeout(timer); reject(new Error(`sidecar exited (code ${String(code)}) before it listened\n${output.join('')}`)) })
-  }).catch((err: unknown) => {
-    child.kill('SIGKILL')
-    throw err
-  })
-  return { url, child, exited, output }
-}
+import { errorMessage, http, startSidecar, type SidecarProcess } from '../helpers/node-process.js'
 
 async function post (url: string, body: Buffer, contentType: string): Promise<{ status: number, type: string | null, bytes: Buffer }> {
   const res = await fetch(`${url}/v1/scrub`, { method: 'POST', body: new Uint8Array(body), headers: { 'content-type': contentType } })
@@ -105,12 +67,12 @@ const CASES: Case[] = [
   }
 ]
 
-let sidecar: Running
+let sidecar: SidecarProcess
 const samples: Partial<Record<MediaSample, Buffer>> = {}
 const standIns: Server[] = []
 
 before(async () => {
-  sidecar = await startSidecarProcess(['--max-bytes', '1000000'])
+  sidecar = await startSidecar(['--max-bytes', '1000000'])
   for (const c of CASES) samples[c.sample] = await makeMedia(c.sample)
 })
 
@@ -283,7 +245,7 @@ describe('MediaScrubber and the sidecar', () => {
 
 describe('bin/kith sidecar lifecycle', () => {
   it('kills an ffmpeg run past --timeout-ms (422), then SIGTERM stops it cleanly (exit 0)', async () => {
-    const running = await startSidecarProcess(['--timeout-ms', '1'])
+    const running = await startSidecar(['--timeout-ms', '1'])
     const res = await post(running.url, samples.mp4 as Buffer, 'video/mp4')
     assert.equal(res.status, 422)
     assert.match(res.bytes.toString(), /took longer than 1 ms to process/)
