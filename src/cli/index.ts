@@ -12,6 +12,7 @@ import { RelayFees, RelayService, readRelayEnv, sealKeyFromEd25519 } from '../re
 import { FeedService } from '../feed/index.js'
 import { MediaScrubber, readMediaEnv } from '../media/index.js'
 import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
+import { stopOnSignals } from './shutdown.js'
 import { createTestnet } from './testnet.js'
 import { registerSidecarCommand } from './sidecar.js'
 import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
@@ -188,21 +189,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   const shownHost = address.family === 'IPv6' ? (address.address === '::' ? 'localhost' : `[${address.address}]`) : address.address
   logger.info({ url: `http://${shownHost}:${address.port}`, port: address.port, home }, 'http listening')
 
-  let stopping = false
-  const shutdown = (signal: string): void => {
-    if (stopping) return
-    stopping = true
-    logger.info({ signal }, 'shutting down')
-    setTimeout(() => { logger.error('shutdown took too long; exiting'); process.exit(1) }, SHUTDOWN_GRACE_MS).unref()
-    void (async () => {
-      await release()
-      logger.info('stopped')
-      logger.flush()
-      process.exitCode = 0
-    })().catch((err: unknown) => { logger.error({ err }, 'shutdown failed'); process.exit(1) })
-  }
-  process.on('SIGINT', () => shutdown('SIGINT'))
-  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  stopOnSignals(logger, release, SHUTDOWN_GRACE_MS)
 }
 
 export function buildProgram (): Command {

@@ -1,7 +1,7 @@
 /**
  * SIGINT/SIGTERM handling for a long-running command: the first signal runs `stop` once, then
  * the process exits by itself with code 0; a stop that takes longer than `graceMs` (or fails)
- * ends it with code 1. (`kith start` has the same logic inline; it can move here.)
+ * ends it with code 1. `kith start` and `kith sidecar` use it.
  */
 import type { Logger } from 'pino'
 
