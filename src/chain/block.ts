@@ -1,6 +1,6 @@
 /** Blocks: header, hash, transaction root, and the commit certificate of the previous block. */
 import { sha256, sha256Hex } from '../crypto/index.js'
-import { txHash, type Transaction } from './tx.js'
+import { txHash, wholeTx, type Transaction } from './tx.js'
 
 export interface BlockHeader {
   chain_id: string
@@ -48,6 +48,17 @@ export function blockHash (header: BlockHeader): string {
 
 export function txRoot (txs: readonly Transaction[]): string {
   return sha256(...txs.map(txHash)).toString('hex')
+}
+
+/** The tx root and the block's size in the bounds' measure (txSize), from one serialisation of each transaction. */
+export function txRootAndBytes (txs: readonly Transaction[]): { root: string, bytes: number } {
+  let bytes = 0
+  const leaves = txs.map((tx) => {
+    const whole = wholeTx(tx)
+    bytes += whole.length
+    return sha256(whole)
+  })
+  return { root: sha256(...leaves).toString('hex'), bytes }
 }
 
 export function commitHash (commit: Commit | null): string {

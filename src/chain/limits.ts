@@ -8,6 +8,15 @@ export const TIMESTAMP_TOLERANCE_MS = 5 * 60 * 1000
  * when the node comes back (ids, not timestamps, prevent replay).
  */
 export const MAX_TX_AGE_IN_BLOCK_MS = 24 * 60 * 60 * 1000
+/**
+ * Bounds of one block (docs/protocol.md § 3.1), checked by the proposer when it builds a block and
+ * by every validator when it checks a proposal: a larger one is invalid. Chosen by measurement
+ * (docs/benchmarks.md) so that a full block is built, gossiped, checked and committed well inside
+ * round 0's propose timeout on the reference machine. A genesis `params.max_block_txs` below
+ * MAX_BLOCK_TXS lowers the count bound.
+ */
+export const MAX_BLOCK_TXS = 5000
+export const MAX_BLOCK_BYTES = 2 * 1024 * 1024
 /** µT of stake per unit of voting power. */
 export const POWER_UNIT_UT = 1_000_000_000
 /** Heights between the block that changes stakes and the first height the new set decides. */

@@ -5,13 +5,13 @@
  */
 import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
-import { blockHash, commitHash, txRoot, type Block } from './block.js'
+import { blockHash, commitHash, txRootAndBytes, type Block } from './block.js'
 import type { ChainParams } from './genesis.js'
 import { credit, debit } from './ledger.js'
-import { MAX_TX_AGE_IN_BLOCK_MS, TIMESTAMP_TOLERANCE_MS } from './limits.js'
+import { MAX_BLOCK_BYTES, MAX_BLOCK_TXS, MAX_TX_AGE_IN_BLOCK_MS, TIMESTAMP_TOLERANCE_MS } from './limits.js'
 import { TX_RULES, type BlockContext, type TxRule } from './rules/index.js'
 import { nextStateRoot, StateKeys, StateOverlay, type StateReader, type WriteSet } from './state.js'
-import { decodePayload, timestampMs, verifyTxSignature, type Transaction } from './tx.js'
+import { decodePayload, timestampMs, txSize, verifyTxSignature, type Transaction } from './tx.js'
 
 export interface CheckedTx {
   tx: Transaction
@@ -116,8 +116,9 @@ export function executeBlock (state: StateReader, block: Block, opts: ExecuteOpt
   const { header } = block
   if (header.chain_id !== opts.chainId) throw new KithError('TX_INVALID', `block chain_id ${header.chain_id} is not ${opts.chainId}`)
   if (header.prev_hash !== opts.prevHash) throw new KithError('TX_INVALID', `block ${header.height} does not extend the head`)
-  if (block.txs.length > opts.params.max_block_txs) throw new KithError('TX_INVALID', 'block carries too many transactions')
-  if (header.tx_root !== txRoot(block.txs)) throw new KithError('TX_INVALID', 'block tx_root does not match its transactions')
+  const { root, bytes } = txRootAndBytes(block.txs)
+  checkBlockBounds(block.txs.length, bytes, opts.params)
+  if (header.tx_root !== root) throw new KithError('TX_INVALID', 'block tx_root does not match its transactions')
   if (header.last_commit_hash !== commitHash(block.last_commit)) throw new KithError('TX_INVALID', 'block last_commit_hash does not match')
   const overlay = new StateOverlay(state)
   const ctx: BlockContext = { height: header.height, time: header.time, proposer: header.proposer, params: opts.params }
@@ -131,6 +132,18 @@ export function executeBlock (state: StateReader, block: Block, opts: ExecuteOpt
     throw new KithError('TX_INVALID', `block ${header.height} state_root does not match its execution`)
   }
   return { writes: overlay.writes, stateRoot }
+}
+
+/** The most transactions a block may carry under `params`. */
+export function maxBlockTxs (params: ChainParams): number {
+  return Math.min(params.max_block_txs, MAX_BLOCK_TXS)
+}
+
+/** Refuses a block over the count or byte bound (docs/protocol.md § 3.1). */
+export function checkBlockBounds (count: number, bytes: number, params: ChainParams): void {
+  const most = maxBlockTxs(params)
+  if (count > most) throw new KithError('TX_INVALID', `block carries ${count} transactions, more than the ${most} a block may carry`)
+  if (bytes > MAX_BLOCK_BYTES) throw new KithError('TX_INVALID', `block carries ${bytes} bytes of transactions, more than the ${MAX_BLOCK_BYTES} a block may carry`)
 }
 
 export interface BlockSelection {
@@ -148,11 +161,18 @@ export function selectBlockTxs (state: StateReader, candidates: Iterable<Checked
   const overlay = new StateOverlay(state)
   const included: Transaction[] = []
   const rejected: BlockSelection['rejected'] = []
+  const most = maxBlockTxs(ctx.params)
+  let bytes = 0
   for (const checked of candidates) {
-    if (included.length >= ctx.params.max_block_txs) break
+    if (included.length >= most) break
+    const size = txSize(checked.tx)
+    // the block is full: the rest wait for the next one (admission order is kept)
+    if (bytes + size > MAX_BLOCK_BYTES) break
     const error = tryApplyTx(overlay, checked, ctx)
-    if (error === undefined) included.push(checked.tx)
-    else rejected.push({ tx: checked.tx, error })
+    if (error === undefined) {
+      included.push(checked.tx)
+      bytes += size
+    } else rejected.push({ tx: checked.tx, error })
   }
   return { included, rejected, writes: overlay.writes, stateRoot: nextStateRoot(prevStateRoot, overlay.writes) }
 }

@@ -86,11 +86,24 @@ export function signingBytes (tx: Omit<Transaction, 'signature' | 'memo'>): Buff
   }), 'utf8')
 }
 
+/**
+ * Every member of the transaction, memo and signature included, as one JSON array: hashed for
+ * the tx root, and measured for the block size bound.
+ */
+export function wholeTx (tx: Transaction): Buffer {
+  return Buffer.from(JSON.stringify([
+    tx.id, tx.type, tx.from, tx.to, tx.amount, tx.fee, tx.memo ?? '', tx.payload, tx.signature, tx.timestamp
+  ]), 'utf8')
+}
+
 /** Hash of the whole transaction, memo and signature included: the leaf of a block's tx root. */
 export function txHash (tx: Transaction): Buffer {
-  return sha256(Buffer.from(JSON.stringify([
-    tx.id, tx.type, tx.from, tx.to, tx.amount, tx.fee, tx.memo ?? '', tx.payload, tx.signature, tx.timestamp
-  ]), 'utf8'))
+  return sha256(wholeTx(tx))
+}
+
+/** A transaction's size as the block bounds count it: the bytes of its whole-transaction JSON array. */
+export function txSize (tx: Transaction): number {
+  return wholeTx(tx).length
 }
 
 export function verifyTxSignature (tx: Transaction): boolean {

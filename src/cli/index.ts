@@ -102,7 +102,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     genesis: loaded.genesis,
     validatorKey: loaded.validatorKey,
     blockIntervalMs: config.block_interval_ms,
-    mempoolMaxTxs: config.mempool_max_txs,
+    mempool: { maxTxs: config.mempool_max_txs, maxBytes: config.mempool_max_bytes, maxPerSender: config.mempool_max_per_sender },
     logger,
     verifyPool
   })

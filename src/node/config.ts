@@ -4,6 +4,7 @@
  */
 import { z } from 'zod'
 import { MAX_POST_SIZE } from '../chain/index.js'
+import { DEFAULT_MEMPOOL_OPTIONS } from '../mempool/index.js'
 import { parseOrThrow } from '../validation.js'
 
 export const NodeConfigSchema = z.object({
@@ -16,7 +17,10 @@ export const NodeConfigSchema = z.object({
   feed_disk_limit_mb: z.number().int().positive().optional(),
   chain_disk_limit_mb: z.number().int().positive().optional(),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  mempool_max_txs: z.number().int().min(1).default(200_000),
+  /** mempool bounds (docs/protocol.md § 3.2) */
+  mempool_max_txs: z.number().int().min(1).default(DEFAULT_MEMPOOL_OPTIONS.maxTxs),
+  mempool_max_bytes: z.number().int().min(1024).default(DEFAULT_MEMPOOL_OPTIONS.maxBytes),
+  mempool_max_per_sender: z.number().int().min(1).default(DEFAULT_MEMPOOL_OPTIONS.maxPerSender),
   /** the onboarding faucet: an operator-funded account that pays new users' first fees */
   onboarding: z.object({
     enabled: z.boolean().default(false),

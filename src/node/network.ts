@@ -44,8 +44,8 @@ export interface BridgedNode {
   readonly clock: { now (): number }
   /** the bridge reads the round and the votes it holds; it never drives the engine */
   readonly engine: Pick<TendermintEngine, 'equivocators' | 'status' | 'catchUp'>
-  /** with store.getTx, tells a gossiped transaction this node already has (pending or committed) */
-  readonly mempool: Pick<Mempool, 'get'>
+  /** with store.getTx, tells a gossiped transaction this node already has (pending or committed); checkRoom drops gossip when full */
+  readonly mempool: Pick<Mempool, 'get' | 'checkRoom'>
   readonly store: Pick<ChainStore, 'getTx'>
   head (): Pick<ChainHead, 'height'>
   validators (height: number): Validator[]
@@ -237,6 +237,8 @@ export class NetworkBridge {
     const outcomes = await Promise.all(batch.map(async (tx): Promise<Validation> => {
       if (this.node.mempool.get(tx.id) !== undefined || this.node.store.getTx(tx.id) !== undefined) return 'ignore'
       try {
+        // a full mempool drops gossiped transactions before any signature work (the sender's node keeps them)
+        this.node.mempool.checkRoom(tx)
         await this.node.admit(await this.node.checkTx(tx))
         return 'accept'
       } catch (err) {

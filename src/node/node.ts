@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events'
 import type { Logger } from 'pino'
 import {
   StateKeys, TransactionSchema, badSignature, blockHash as hashBlock, signingBytes, checkStateless, checkSubmission, commitHash, encodePayload,
-  executeBlock, formatTimestamp, genesisHash, genesisState, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
+  executeBlock, formatTimestamp, genesisHash, genesisState, maxBlockTxs, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
   validatorSetAt, type Block, type BlockContext, type CheckedTx, type Commit, type Genesis, type Transaction,
   type ValidatorSetState, type WriteSet
 } from '../chain/index.js'
@@ -16,7 +16,7 @@ import {
 } from '../consensus/index.js'
 import { fromBase64, sign, toBase64, toHex, type KeyPair, type VerifyPool } from '../crypto/index.js'
 import { KithError } from '../errors.js'
-import { Mempool } from '../mempool/index.js'
+import { Mempool, type MempoolOptions } from '../mempool/index.js'
 import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock, type StoredTx } from '../storage/index.js'
 import { parseOrThrow } from '../validation.js'
 import { ConsensusDriver } from './consensus-driver.js'
@@ -34,7 +34,8 @@ export interface NodeOptions {
   genesis: Genesis
   validatorKey: KeyPair
   blockIntervalMs: number
-  mempoolMaxTxs: number
+  /** bounds of the mempool; defaults: DEFAULT_MEMPOOL_OPTIONS */
+  mempool?: Partial<MempoolOptions>
   logger: Logger
   clock?: Clock
   timeouts?: TimeoutConfig
@@ -103,7 +104,7 @@ export class KithNode {
     this.store = store
     this.clock = opts.clock ?? systemClock
     this.log = opts.logger.child({ module: 'node' })
-    this.mempool = new Mempool(store, { maxTxs: opts.mempoolMaxTxs })
+    this.mempool = new Mempool(store, opts.mempool)
     this.isValidator = opts.genesis.validators.some((v) => v.pub_key === this.validatorPub) || (opts.genesis.candidates ?? []).includes(this.validatorPub)
     this.engine = new TendermintEngine({
       chainId: opts.genesis.chain_id,
@@ -168,6 +169,8 @@ export class KithNode {
       if (sameTx(known, tx)) return { id: tx.id, status: 'accepted' }
       throw new KithError('TX_DUPLICATE', `duplicate transaction id ${tx.id}`)
     }
+    // push back before any signature work: 503 with Retry-After
+    this.mempool.checkRoom(tx)
     try {
       const checked = await this.checkTx(tx)
       for (const check of this.submissionChecks) check(checked)
@@ -291,7 +294,7 @@ export class KithNode {
     const head = this.head()
     const time = Math.max(this.clock.now(), head.time + 1)
     const ctx: BlockContext = { height, time, proposer: this.validatorPub, params: this.genesis.params }
-    const candidates = this.mempool.take(this.genesis.params.max_block_txs - 1)
+    const candidates = this.mempool.take(maxBlockTxs(this.genesis.params) - 1)
     const withReward = candidates.length > 0 && this.genesis.params.block_reward_ut > 0
     let selection = selectBlockTxs(this.store, withReward ? [this.rewardTx(ctx), ...candidates] : candidates, ctx, head.state_root)
     // A reward is minted only beside other transactions; if none survived, build without it.

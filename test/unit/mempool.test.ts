@@ -5,7 +5,7 @@
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  GenesisSchema, StateKeys, checkStateless, encodePayload, formatTimestamp, genesisState, selectBlockTxs,
+  GenesisSchema, MAX_BLOCK_BYTES, MAX_BLOCK_TXS, StateKeys, checkStateless, txSize, encodePayload, formatTimestamp, genesisState, selectBlockTxs,
   signTx, type BlockContext, type MemoryState, type ChainParams, type CheckedTx, type Transaction
 } from '../../src/chain/index.js'
 import { toHex, type KeyPair } from '../../src/crypto/index.js'
@@ -105,8 +105,48 @@ describe('Mempool admission', () => {
     assert.equal(pool.size, 2)
   })
 
-  test('the default bound is 200000', () => {
-    assert.equal(DEFAULT_MEMPOOL_OPTIONS.maxTxs, 200_000)
+  test('the default bounds are four full blocks, and a fifth of a block per sender', () => {
+    assert.deepEqual(DEFAULT_MEMPOOL_OPTIONS, { maxTxs: 4 * MAX_BLOCK_TXS, maxBytes: 4 * MAX_BLOCK_BYTES, maxPerSender: MAX_BLOCK_TXS / 5 })
+  })
+
+  test('bounded in bytes: a transaction that would pass the byte bound -> MEMPOOL_FULL', () => {
+    const first = transfer(bobKey, CAROL, 1)
+    const pool = new Mempool(committed(), { maxBytes: txSize(first.tx) * 2 + 10 })
+    pool.add(first, ADMIT)
+    pool.add(transfer(bobKey, CAROL, 2), ADMIT)
+    assert.equal(pool.sizeBytes, txSize(first.tx) * 2)
+    assertKithError(() => pool.add(transfer(bobKey, CAROL, 3), ADMIT), 'MEMPOOL_FULL')
+  })
+
+  test('per-sender share: one sender cannot fill the pool; others still get in; confirmed ones free the share', () => {
+    const base = committed()
+    const pool = new Mempool(base, { maxPerSender: 2 })
+    const mine = [transfer(bobKey, CAROL, 1), transfer(bobKey, CAROL, 2)]
+    for (const t of mine) pool.add(t, ADMIT)
+    const third = transfer(bobKey, CAROL, 3)
+    assert.throws(() => pool.checkRoom(third.tx), (err: unknown) => err instanceof KithError && err.code === 'MEMPOOL_FULL' && err.message.includes('share'))
+    assertKithError(() => pool.add(third, ADMIT), 'MEMPOOL_FULL')
+    pool.add(transfer(aliceKey, CAROL, 1), ADMIT)
+    base.apply(selectBlockTxs(base, [mine[0]], { ...ADMIT, proposer: VALIDATOR }, '').writes)
+    pool.rebase(base, [mine[0].tx.id], { ...ADMIT, height: 2 })
+    pool.add(third, ADMIT)
+    assert.equal(pool.size, 3)
+  })
+
+  test('checkRoom is the same decision as add, without applying anything', () => {
+    const pool = new Mempool(committed(), { maxTxs: 1 })
+    const t = transfer(bobKey, CAROL, 1)
+    pool.checkRoom(t.tx)
+    pool.add(t, ADMIT)
+    assertKithError(() => pool.checkRoom(transfer(bobKey, CAROL, 2).tx), 'MEMPOOL_FULL')
+  })
+
+  test('transactions restored from disk are kept even past the bounds (they were accepted)', () => {
+    const pool = new Mempool(committed(), { maxTxs: 1, maxPerSender: 1 })
+    pool.add(transfer(bobKey, CAROL, 1), ADMIT, 1)
+    pool.add(transfer(bobKey, CAROL, 2), ADMIT, 2)
+    assert.equal(pool.size, 2)
+    assertKithError(() => pool.add(transfer(aliceKey, CAROL, 3), ADMIT), 'MEMPOOL_FULL')
   })
 
   test('a second spend that the first pending one makes unaffordable -> TX_INSUFFICIENT_FUNDS', () => {

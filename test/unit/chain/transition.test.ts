@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import {
   GenesisSchema, MemoryState, StateKeys, StateOverlay, applyTx, blockHash, canonicalJson, checkStateless, commitHash,
-  encodePayload, executeBlock, formatTimestamp, genesisHash, genesisState, nextStateRoot, selectBlockTxs, signTx, tryApplyTx,
+  MAX_BLOCK_BYTES, MAX_BLOCK_TXS, encodePayload, executeBlock, formatTimestamp, genesisHash, genesisState, nextStateRoot, selectBlockTxs, signTx, tryApplyTx, txSize,
   txRoot, type Block, type BlockContext, type ChainParams, type CheckedTx, type Commit, type Genesis, type StateReader,
   type Transaction, type WriteSet
 } from '../../../src/chain/index.js'
@@ -364,7 +364,34 @@ describe('executeBlock', () => {
   test('more than max_block_txs -> TX_INVALID', () => {
     const { base, root } = fresh()
     const { block } = proposeBlock(base, [transfer(aliceKey, CAROL, 1), transfer(aliceKey, CAROL, 2), transfer(aliceKey, CAROL, 3)], { prevStateRoot: root })
-    assertKithError(() => executeBlock(base, block, { ...execOpts(root), params: { ...PARAMS, max_block_txs: 2 } }), 'TX_INVALID', 'too many')
+    assertKithError(() => executeBlock(base, block, { ...execOpts(root), params: { ...PARAMS, max_block_txs: 2 } }), 'TX_INVALID', 'more than the 2')
+  })
+
+  test('an oversized proposal is refused by every validator: more than MAX_BLOCK_TXS, or more than MAX_BLOCK_BYTES', () => {
+    const { base, root } = fresh()
+    const header = (txs: Transaction[]): Block['header'] => ({
+      chain_id: CHAIN_ID, height: 1, time: T, prev_hash: genesisHash(GENESIS), tx_root: txRoot(txs), state_root: '00'.repeat(32), proposer: VALIDATOR, last_commit_hash: ''
+    })
+    const many = Array.from({ length: MAX_BLOCK_TXS + 1 }, (_, i) => makeTx(aliceKey, { id: `bulk-${i}`, to: CAROL, amount: 1 }))
+    // the genesis allows 20,000; the protocol bound is lower and wins
+    const params = { ...PARAMS, max_block_txs: 20_000 }
+    assertKithError(() => executeBlock(base, { header: header(many), txs: many, last_commit: null }, { ...execOpts(root), params }), 'TX_INVALID', `more than the ${MAX_BLOCK_TXS}`)
+    const payload = Buffer.alloc(192 * 1024, 7).toString('base64')
+    const heavy = Array.from({ length: 9 }, (_, i) => makeTx(aliceKey, { id: `heavy-${i}`, to: CAROL, amount: 1, payload }))
+    assert.ok(heavy.reduce((sum, tx) => sum + txSize(tx), 0) > MAX_BLOCK_BYTES)
+    assertKithError(() => executeBlock(base, { header: header(heavy), txs: heavy, last_commit: null }, { ...execOpts(root), params }), 'TX_INVALID', 'bytes')
+  })
+
+  test('the proposer stops at the byte bound and leaves the rest, in order, for the next block', () => {
+    const { base } = fresh()
+    const memo = 'm'.repeat(1024)
+    const candidates = Array.from({ length: 1300 }, (_, i) => checkStateless(makeTx(aliceKey, { id: `fat-${i}`, to: CAROL, amount: 1, payload: encodePayload({ memo }), memo: 'n'.repeat(256) })))
+    const selection = selectBlockTxs(base, candidates, { ...CTX, params: { ...PARAMS, max_block_txs: 20_000 } }, '')
+    const bytes = selection.included.reduce((sum, tx) => sum + txSize(tx), 0)
+    assert.ok(bytes <= MAX_BLOCK_BYTES, `${bytes} bytes`)
+    assert.ok(bytes + txSize(candidates[selection.included.length].tx) > MAX_BLOCK_BYTES, 'the next one would not fit')
+    assert.ok(selection.included.length < candidates.length)
+    assert.deepEqual(selection.included.map((tx) => tx.id), candidates.slice(0, selection.included.length).map((c) => c.tx.id))
   })
 
   test('BLOCK_REWARD must be the first transaction', () => {

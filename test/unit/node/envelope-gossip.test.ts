@@ -28,7 +28,7 @@ async function withBridge (fn: (ctx: { bridge: NetworkBridge, port: RecordingPor
   await withTempDir(async (dir) => {
     await initHome(join(dir, 'home'), {})
     const home = await loadHome(join(dir, 'home'))
-    const node = await KithNode.open({ dataDir: home.dataDir, genesis: home.genesis, validatorKey: home.validatorKey, blockIntervalMs: 1000, mempoolMaxTxs: 100, logger: silent })
+    const node = await KithNode.open({ dataDir: home.dataDir, genesis: home.genesis, validatorKey: home.validatorKey, blockIntervalMs: 1000, mempool: { maxTxs: 100 }, logger: silent })
     const service = newService(join(dir, 'relay'))
     const bridge = node.network
     const port = new RecordingPort()

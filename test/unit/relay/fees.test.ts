@@ -31,7 +31,7 @@ async function openNode (dir: string, relay: Account, alloc: Array<{ pub_key: st
 
 async function reopenNode (dir: string): Promise<KithNode> {
   const home = await loadHome(join(dir, 'home'))
-  return await KithNode.open({ dataDir: home.dataDir, genesis: home.genesis, validatorKey: home.validatorKey, blockIntervalMs: 20, mempoolMaxTxs: 1000, logger: silent })
+  return await KithNode.open({ dataDir: home.dataDir, genesis: home.genesis, validatorKey: home.validatorKey, blockIntervalMs: 20, mempool: { maxTxs: 1000 }, logger: silent })
 }
 
 async function until<T> (what: string, fn: () => T | undefined | false): Promise<T> {
