@@ -134,6 +134,8 @@ export function executeBlock (state: StateReader, block: Block, opts: ExecuteOpt
   return { writes: overlay.writes, stateRoot }
 }
 
+const SELECT_CHECK_EVERY = 64
+
 /** The most transactions a block may carry under `params`. */
 export function maxBlockTxs (params: ChainParams): number {
   return Math.min(params.max_block_txs, MAX_BLOCK_TXS)
@@ -155,16 +157,20 @@ export interface BlockSelection {
 
 /**
  * The proposer's side: applies candidates in order, keeping those that apply and reporting
- * the rest, and returns the resulting writes and state root for the new header.
+ * the rest, and returns the resulting writes and state root for the new header. `full` lets the
+ * caller end the block early (the node gives it a time budget: a block that took long to build
+ * takes as long to check on every peer); it is asked every SELECT_CHECK_EVERY transactions.
  */
-export function selectBlockTxs (state: StateReader, candidates: Iterable<CheckedTx>, ctx: BlockContext, prevStateRoot: string): BlockSelection {
+export function selectBlockTxs (state: StateReader, candidates: Iterable<CheckedTx>, ctx: BlockContext, prevStateRoot: string, full: () => boolean = () => false): BlockSelection {
   const overlay = new StateOverlay(state)
   const included: Transaction[] = []
   const rejected: BlockSelection['rejected'] = []
   const most = maxBlockTxs(ctx.params)
   let bytes = 0
+  let seen = 0
   for (const checked of candidates) {
     if (included.length >= most) break
+    if (++seen % SELECT_CHECK_EVERY === 0 && full()) break
     const size = txSize(checked.tx)
     // the block is full: the rest wait for the next one (admission order is kept)
     if (bytes + size > MAX_BLOCK_BYTES) break

@@ -12,7 +12,7 @@ import {
   type ValidatorSetState, type WriteSet
 } from '../chain/index.js'
 import {
-  TendermintEngine, proposerFor, type ConsensusInput, type ConsensusRecord, type TimeoutConfig, type Validator
+  DEFAULT_TIMEOUTS, TendermintEngine, proposerFor, type ConsensusInput, type ConsensusRecord, type TimeoutConfig, type Validator
 } from '../consensus/index.js'
 import { fromBase64, sign, toBase64, toHex, type KeyPair, type VerifyPool } from '../crypto/index.js'
 import { KithError } from '../errors.js'
@@ -74,6 +74,9 @@ export interface ExecutedBlock {
   settled: string[]
 }
 
+/** Share of timeoutPropose(0) a proposer may spend building its block. */
+const BUILD_BUDGET_SHARE = 0.25
+
 /** How far ahead of the local clock a proposed block's time may be. */
 const MAX_BLOCK_TIME_DRIFT_MS = 60_000
 
@@ -96,6 +99,8 @@ export class KithNode {
   /** serialises commits from consensus and from block sync */
   private commitChain: Promise<void> = Promise.resolve()
   private readonly submissionChecks: SubmissionCheck[] = []
+  /** longest a proposer spends building a block: a quarter of round 0's propose timeout (docs/protocol.md § 12) */
+  private readonly buildBudgetMs: number
 
   private constructor (private readonly opts: NodeOptions, store: ChainStore) {
     this.genesis = opts.genesis
@@ -113,6 +118,7 @@ export class KithNode {
       blockIntervalMs: opts.blockIntervalMs,
       ...(opts.timeouts !== undefined ? { timeouts: opts.timeouts } : {})
     })
+    this.buildBudgetMs = (opts.timeouts ?? DEFAULT_TIMEOUTS).propose * BUILD_BUDGET_SHARE
     this.network = new NetworkBridge(this, opts.logger.child({ module: 'p2p' }))
     this.driver = new ConsensusDriver(this.engine, {
       now: () => this.clock.now(),
@@ -296,9 +302,13 @@ export class KithNode {
     const ctx: BlockContext = { height, time, proposer: this.validatorPub, params: this.genesis.params }
     const candidates = this.mempool.take(maxBlockTxs(this.genesis.params) - 1)
     const withReward = candidates.length > 0 && this.genesis.params.block_reward_ut > 0
-    let selection = selectBlockTxs(this.store, withReward ? [this.rewardTx(ctx), ...candidates] : candidates, ctx, head.state_root)
+    // Every peer re-executes what the proposer executes here, so a block that takes longer than
+    // the budget to build would not be checked everywhere within round 0's propose timeout.
+    const deadline = performance.now() + this.buildBudgetMs
+    const full = (): boolean => performance.now() > deadline
+    let selection = selectBlockTxs(this.store, withReward ? [this.rewardTx(ctx), ...candidates] : candidates, ctx, head.state_root, full)
     // A reward is minted only beside other transactions; if none survived, build without it.
-    if (withReward && selection.included.length === 1) selection = selectBlockTxs(this.store, candidates, ctx, head.state_root)
+    if (withReward && selection.included.length === 1) selection = selectBlockTxs(this.store, candidates, ctx, head.state_root, full)
     for (const { tx, error } of selection.rejected) this.log.warn({ txId: tx.id, code: error.code, reason: error.message }, 'dropping transaction that no longer applies')
     const lastCommit = head.height === 0 ? null : (this.store.getCommit(head.height) ?? null)
     const block: Block = {

@@ -382,6 +382,15 @@ describe('executeBlock', () => {
     assertKithError(() => executeBlock(base, { header: header(heavy), txs: heavy, last_commit: null }, { ...execOpts(root), params }), 'TX_INVALID', 'bytes')
   })
 
+  test('the proposer ends its block early when the caller says it is full (its time budget), keeping admission order', () => {
+    const { base } = fresh()
+    const candidates = Array.from({ length: 300 }, (_, i) => transfer(aliceKey, CAROL, 1, { id: `budget-${i}` }))
+    let asked = 0
+    const selection = selectBlockTxs(base, candidates, { ...CTX, params: { ...PARAMS, max_block_txs: 20_000 } }, '', () => ++asked >= 2)
+    assert.equal(selection.included.length, 127, 'asked every 64 transactions: full at the second question, before the 128th')
+    assert.deepEqual(selection.included.map((tx) => tx.id), candidates.slice(0, 127).map((c) => c.tx.id))
+  })
+
   test('the proposer stops at the byte bound and leaves the rest, in order, for the next block', () => {
     const { base } = fresh()
     const memo = 'm'.repeat(1024)
