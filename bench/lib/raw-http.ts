@@ -11,7 +11,12 @@
  */
 import net from 'node:net'
 
-export interface RawAnswer { status: number, body: Buffer }
+export interface RawAnswer {
+  status: number
+  body: Buffer
+  /** seconds of a Retry-After header, when the answer has one */
+  retryAfter?: number
+}
 
 const HEADER_END = Buffer.from('\r\n\r\n')
 const REQUEST_TIMEOUT_MS = 30_000
@@ -77,7 +82,12 @@ export class RawHttpConnection {
     if (head.includes('\r\nconnection: close')) this.close()
     const waiting = this.waiting
     this.waiting = undefined
-    waiting?.resolve({ status: Number(head.slice(9, 12)), body: buf.subarray(headerEnd + HEADER_END.length, end) })
+    const retryAfter = /\r\nretry-after: *(\d+)/.exec(head)?.[1]
+    waiting?.resolve({
+      status: Number(head.slice(9, 12)),
+      body: buf.subarray(headerEnd + HEADER_END.length, end),
+      ...(retryAfter !== undefined ? { retryAfter: Number(retryAfter) } : {})
+    })
   }
 
   private fail (err: Error): void {

@@ -69,6 +69,8 @@ export async function heights (nodes: NodeProcess[]): Promise<Array<number | und
 export interface BlockInfo {
   height: number
   hash: string
+  /** ISO 8601, the header's time */
+  time: string
   tx_ids: string[]
 }
 

@@ -1,0 +1,142 @@
+/**
+ * Chaos: overload. Four validators (`bin/kith testnet`, 250 ms blocks) are hammered by far more
+ * clients than they can confirm: C = 512, then C = 2048 keep-alive connections spread over the
+ * nodes, each submitting signed TRANSFERs back to back and, when answered 503, waiting the
+ * Retry-After it was given, as a well-behaved app does.
+ *
+ * Asserted at the end:
+ * - the chain keeps committing a block every interval: the longest gap between two consecutive
+ *   blocks (their header times) stays under 3 × block interval + round 0's propose timeout;
+ * - clients that cannot be served get a 503 with Retry-After, never a hang (every request is
+ *   answered) and never an `accepted` that is later dropped;
+ * - every transaction answered `accepted` is confirmed on every node, exactly once, and no node
+ *   holds a different block at any height.
+ *
+ * Throughput is a benchmark figure (bench/network.ts); here it is only reported.
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { transfer, type Account } from '../../src/client/index.js'
+import { DEFAULT_TIMEOUTS } from '../../src/consensus/index.js'
+import { RawHttpConnection } from '../../bench/lib/raw-http.js'
+import { waitFor, type NodeProcess } from '../helpers/node-process.js'
+import {
+  ExitWatch, blockAt, confirmEverywhere, equivocationLines, heights, note, sleep, startTestnet, type Testnet
+} from './harness.js'
+
+const BLOCK_MS = 250
+const PHASE_MS = 15_000
+const MAX_GAP_MS = 3 * BLOCK_MS + DEFAULT_TIMEOUTS.propose
+const DRAIN_TIMEOUT_MS = 60_000
+
+interface PhaseStats {
+  clients: number
+  sent: number
+  accepted: number
+  busy: number
+  busyWithoutRetryAfter: number
+  refused: Record<string, number>
+  unanswered: number
+}
+
+/** C closed-loop clients over raw keep-alive sockets, round-robin over the nodes. */
+async function hammer (nodes: NodeProcess[], accounts: Account[], clients: number, durationMs: number, accepted: Set<string>): Promise<PhaseStats> {
+  const stats: PhaseStats = { clients, sent: 0, accepted: 0, busy: 0, busyWithoutRetryAfter: 0, refused: {}, unanswered: 0 }
+  const sink = accounts[accounts.length - 1].pub
+  const end = Date.now() + durationMs
+  let n = 0
+  await Promise.all(Array.from({ length: clients }, async (_, c) => {
+    const node = nodes[c % nodes.length]
+    const conn = new RawHttpConnection(Number(new URL(node.url).port))
+    try {
+      while (Date.now() < end) {
+        n += 1
+        const tx = transfer(accounts[n % (accounts.length - 1)], sink, 1)
+        stats.sent += 1
+        let answer
+        try {
+          answer = await conn.request('POST', '/api/tx', Buffer.from(JSON.stringify(tx)))
+        } catch {
+          stats.unanswered += 1
+          continue
+        }
+        if (answer.status === 200) {
+          stats.accepted += 1
+          accepted.add(tx.id)
+        } else if (answer.status === 503) {
+          stats.busy += 1
+          if (answer.retryAfter === undefined) stats.busyWithoutRetryAfter += 1
+          await sleep((answer.retryAfter ?? 1) * 1000)
+        } else {
+          stats.refused[answer.status] = (stats.refused[answer.status] ?? 0) + 1
+        }
+      }
+    } finally {
+      conn.close()
+    }
+  }))
+  return stats
+}
+
+/** The longest time between consecutive block headers from `from` to `to` (node 0's chain). */
+async function longestGap (node: NodeProcess, from: number, to: number): Promise<{ gapMs: number, at: number }> {
+  let previous = Date.parse((await blockAt(node, from)).time)
+  let worst = { gapMs: 0, at: from }
+  for (let h = from + 1; h <= to; h++) {
+    const time = Date.parse((await blockAt(node, h)).time)
+    if (time - previous > worst.gapMs) worst = { gapMs: time - previous, at: h }
+    previous = time
+  }
+  return worst
+}
+
+describe('chaos: four validators overloaded by 512 and 2048 clients', { timeout: 240_000 }, () => {
+  let net: Testnet | undefined
+
+  before(async () => {
+    net = await startTestnet({ prefix: 'overload', blockIntervalMs: BLOCK_MS, accounts: 256 })
+    const nodes = net.nodes
+    await waitFor(async () => (await heights(nodes)).every((h) => h !== undefined && h >= 2), 30_000, { message: 'the testnet never reached height 2' })
+  })
+
+  after(async () => {
+    await net?.close()
+  })
+
+  test('blocks keep coming, the overflow gets 503 with Retry-After, every accepted transaction is confirmed once, no fork', async (t) => {
+    assert.ok(net !== undefined)
+    const { nodes, accounts } = net
+    const watch = new ExitWatch(nodes)
+    const accepted = new Set<string>()
+    const phases: Array<PhaseStats & { from: number, to: number, gap: { gapMs: number, at: number }, committedPerSec: number }> = []
+    for (const clients of [512, 2048]) {
+      const from = Math.max(...(await heights(nodes)).map((h) => h ?? 0))
+      const t0 = Date.now()
+      const stats = await hammer(nodes, accounts, clients, PHASE_MS, accepted)
+      const seconds = (Date.now() - t0) / 1000
+      const to = Math.min(...(await heights(nodes)).map((h) => h ?? 0))
+      const gap = await longestGap(nodes[0], from, to)
+      let committed = 0
+      for (let h = from + 1; h <= to; h++) committed += (await blockAt(nodes[0], h)).tx_ids.length
+      phases.push({ ...stats, from, to, gap, committedPerSec: Math.round(committed / seconds) })
+      note(`overload C=${clients}: ${JSON.stringify(phases.at(-1))}`)
+      watch.assertNone()
+    }
+    const report = await confirmEverywhere(nodes, accepted, DRAIN_TIMEOUT_MS)
+    t.diagnostic(JSON.stringify({ phases, drain_ms: report.waitedMs, missing: report.missing.map((m) => m.length), forks: report.forks.length }))
+
+    watch.assertNone()
+    for (const p of phases) {
+      assert.ok(p.gap.gapMs < MAX_GAP_MS, `C=${p.clients}: ${p.gap.gapMs} ms between blocks ${p.gap.at - 1} and ${p.gap.at} (limit ${MAX_GAP_MS} ms)`)
+      assert.equal(p.unanswered, 0, `C=${p.clients}: requests without an answer`)
+      assert.equal(p.busyWithoutRetryAfter, 0, `C=${p.clients}: 503 answers without Retry-After`)
+      assert.deepEqual(p.refused, {}, `C=${p.clients}: answers other than accepted or 503`)
+      assert.ok(p.accepted > 0, `C=${p.clients}: nothing accepted`)
+    }
+    assert.ok(phases[1].busy > 0, 'at C=2048 the overflow is told 503')
+    assert.deepEqual(report.forks, [], 'nodes hold different blocks at the same height')
+    assert.deepEqual(report.missing.map((m) => m.slice(0, 5)), nodes.map(() => []), 'accepted transactions not confirmed on every node')
+    assert.deepEqual(report.mismatched.slice(0, 10), [], 'GET /api/tx disagrees between nodes')
+    assert.deepEqual(equivocationLines(nodes), [], 'a validator was seen signing two different votes')
+  })
+})
