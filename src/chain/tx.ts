@@ -106,6 +106,12 @@ export function txSize (tx: Transaction): number {
   return wholeTx(tx).length
 }
 
+/** Whether `b` is `a` member for member (ids aside): a retry of the same transaction, not a reuse of its id. */
+export function sameTx (a: Transaction, b: Transaction): boolean {
+  return a.signature === b.signature && a.memo === b.memo && a.payload === b.payload && a.timestamp === b.timestamp &&
+    a.from === b.from && a.to === b.to && a.amount === b.amount && a.fee === b.fee && a.type === b.type
+}
+
 export function verifyTxSignature (tx: Transaction): boolean {
   const signature = fromBase64(tx.signature)
   if (signature === undefined) return false

@@ -18,7 +18,7 @@ import type { GossipTopic, PeerInfo, Validation } from '../p2p/index.js'
 import { answerSyncRequest, pullFromPeer, type Envelope, type PeerOutcome, type RelayService } from '../relay/index.js'
 import type { ChainHead, ChainStore, StoredBlock } from '../storage/index.js'
 import {
-  BlocksResponseSchema, CatchUpResponseSchema, ProposalSchema, RequestSchema, StatusSchema, TxBatchSchema, VoteSchema, decode, encode, voteKey,
+  BlocksResponseSchema, CatchUpResponseSchema, RequestSchema, decodeProposal, StatusSchema, TxBatchSchema, VoteSchema, decode, encode, voteKey,
   type Request, type SyncedBlock
 } from './wire.js'
 
@@ -193,7 +193,7 @@ export class NetworkBridge {
       switch (topic) {
         case 'tx': return await this.onTx(data)
         case 'proposal': {
-          const proposal = decode(ProposalSchema, data)
+          const proposal = decodeProposal(data, (id) => this.node.mempool.get(id))
           return proposal === undefined ? 'reject' : this.acceptProposal(proposal)
         }
         case 'vote': {

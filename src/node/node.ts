@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events'
 import type { Logger } from 'pino'
 import {
-  StateKeys, TransactionSchema, badSignature, blockHash as hashBlock, signingBytes, checkStateless, checkSubmission, commitHash, encodePayload,
+  StateKeys, TransactionSchema, badSignature, sameTx, blockHash as hashBlock, signingBytes, checkStateless, checkSubmission, commitHash, encodePayload,
   executeBlock, formatTimestamp, genesisHash, genesisState, maxBlockTxs, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
   validatorSetAt, type Block, type BlockContext, type CheckedTx, type Commit, type Genesis, type Transaction,
   type ValidatorSetState, type WriteSet
@@ -456,7 +456,3 @@ function numberAt (value: unknown): number {
   return typeof value === 'number' ? value : 0
 }
 
-export function sameTx (a: Transaction, b: Transaction): boolean {
-  return a.signature === b.signature && a.memo === b.memo && a.payload === b.payload && a.timestamp === b.timestamp &&
-    a.from === b.from && a.to === b.to && a.amount === b.amount && a.fee === b.fee && a.type === b.type
-}

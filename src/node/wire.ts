@@ -3,8 +3,12 @@
  * message from the network before anything acts on it. JSON on the wire.
  */
 import { z } from 'zod'
-import { TransactionSchema, type Block, type Commit } from '../chain/index.js'
+import { TransactionSchema, sameTx, type Block, type Commit, type Transaction } from '../chain/index.js'
 import type { Proposal, Vote } from '../consensus/index.js'
+import { decodeJson as decode } from '../validation.js'
+
+/** Parses and checks a network message; undefined when it is not valid JSON of that shape. */
+export { decode }
 
 const Hash = z.string().regex(/^[0-9a-f]{64}$/)
 const Pubkey = z.string().regex(/^[0-9a-f]{64}$/)
@@ -56,6 +60,33 @@ export const ProposalSchema = z.object({
   signature: Sig
 })
 
+/** A gossiped proposal before its transactions are checked one by one (decodeProposal). */
+const ProposalShellSchema = ProposalSchema.extend({ block: BlockSchema.extend({ txs: z.array(z.unknown()).max(100_000) }) })
+
+/**
+ * Decodes a gossiped proposal, checking each transaction against TransactionSchema unless it is,
+ * member for member, one this node already holds (`known`): that one passed the same schema when
+ * it was admitted. Most of a proposal is usually known, and checking a full block of 5,000 took
+ * ~35 ms of zod on every peer.
+ */
+export function decodeProposal (data: Uint8Array, known: (id: string) => Transaction | undefined): Proposal | undefined {
+  const shell = decode(ProposalShellSchema, data)
+  if (shell === undefined) return undefined
+  const txs: Transaction[] = []
+  for (const raw of shell.block.txs) {
+    const id = (raw as { id?: unknown } | null)?.id
+    const held = typeof id === 'string' ? known(id) : undefined
+    if (held !== undefined && sameTx(held, raw as Transaction)) {
+      txs.push(held)
+      continue
+    }
+    const parsed = TransactionSchema.safeParse(raw)
+    if (!parsed.success) return undefined
+    txs.push(parsed.data)
+  }
+  return { ...shell, block: { ...shell.block, txs } }
+}
+
 export const StatusSchema = z.object({
   peer_id: z.string().max(200),
   height: Height,
@@ -93,7 +124,5 @@ export function encode (value: unknown): Uint8Array {
   return Buffer.from(JSON.stringify(value), 'utf8')
 }
 
-/** Parses and checks a network message; undefined when it is not valid JSON of that shape. */
-export { decodeJson as decode } from '../validation.js'
 
 export type { Proposal, Vote }

@@ -1,0 +1,42 @@
+/** decodeProposal: transactions a node already holds skip the schema; every other one is checked. */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { newAccount, transfer } from '../../../src/client/index.js'
+import type { Transaction } from '../../../src/chain/index.js'
+import { decodeProposal, encode } from '../../../src/node/wire.js'
+
+const alice = newAccount()
+const bob = newAccount()
+
+function proposalWith (txs: unknown[]): Uint8Array {
+  return encode({
+    height: 3,
+    round: 0,
+    pol_round: -1,
+    block: {
+      header: { chain_id: 'c', height: 3, time: 1, prev_hash: 'a'.repeat(64), tx_root: 'b'.repeat(64), state_root: 'c'.repeat(64), proposer: alice.pub, last_commit_hash: '' },
+      txs,
+      last_commit: null
+    },
+    block_hash: 'd'.repeat(64),
+    proposer: alice.pub,
+    signature: 'sig'
+  })
+}
+
+test('known transactions are taken as held; unknown ones are checked; a bad one fails the whole proposal', () => {
+  const held = transfer(alice, bob.pub, 5)
+  const fresh = transfer(bob, alice.pub, 7)
+  const known = new Map<string, Transaction>([[held.id, held]])
+  const decoded = decodeProposal(proposalWith([held, fresh]), (id) => known.get(id))
+  assert.ok(decoded !== undefined)
+  assert.equal(decoded.block.txs[0], held, 'the held object itself, not a re-parse')
+  assert.deepEqual(decoded.block.txs[1], fresh)
+
+  assert.equal(decodeProposal(proposalWith([held, { ...fresh, amount: -1 }]), (id) => known.get(id)), undefined)
+  // the id of a held transaction with other content is checked as any other, and may be valid
+  const reused = { ...transfer(bob, alice.pub, 9), id: held.id }
+  assert.deepEqual(decodeProposal(proposalWith([reused]), (id) => known.get(id))?.block.txs[0], reused)
+  assert.equal(decodeProposal(proposalWith([{ ...held, signature: 'nope' }]), (id) => known.get(id)), undefined)
+  assert.equal(decodeProposal(Buffer.from('{"height":'), () => undefined), undefined)
+})
