@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'TX_INVALID'
   | 'TX_UNSUPPORTED_TYPE'
   | 'MEMPOOL_FULL'
+  | 'NODE_BUSY'
   // relay mailbox (docs/relay.md)
   | 'RELAY_FORBIDDEN'
   | 'RELAY_STALE_TS'

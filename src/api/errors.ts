@@ -21,6 +21,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   TX_INVALID: 400,
   TX_UNSUPPORTED_TYPE: 400,
   MEMPOOL_FULL: 503,
+  NODE_BUSY: 503,
   RELAY_FORBIDDEN: 403,
   RELAY_STALE_TS: 400,
   RELAY_MAILBOX_FULL: 429,
@@ -58,7 +59,7 @@ export function errorMiddleware (log: Logger) {
       if (err instanceof KithError) {
         ctx.status = STATUS_BY_CODE[err.code]
         ctx.body = { error: err.message }
-        if (err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'MEDIA_BUSY') ctx.set('Retry-After', '1')
+        if (err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY') ctx.set('Retry-After', '1')
         return
       }
       log.error({ err, method: ctx.method, path: ctx.path }, 'request failed')

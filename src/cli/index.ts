@@ -18,7 +18,7 @@ import { registerSidecarCommand } from './sidecar.js'
 import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
 import {
-  START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig, watchChainDisk,
+  DEFAULT_LAG_GATE, LagGate, START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig, watchChainDisk, watchEventLoop,
   KithNode, type NodeConfig
 } from '../node/index.js'
 
@@ -97,6 +97,8 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   const logger = pino({ level: config.log_level, base: { pid: process.pid } })
 
   const verifyPool = new VerifyPool()
+  const lagGate = config.admission_max_lag_ms > 0 ? new LagGate({ ...DEFAULT_LAG_GATE, maxLagMs: config.admission_max_lag_ms }) : undefined
+  const stopLagWatch = lagGate !== undefined ? watchEventLoop(lagGate) : () => {}
   const node = await KithNode.open({
     dataDir: loaded.dataDir,
     genesis: loaded.genesis,
@@ -104,7 +106,8 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     blockIntervalMs: config.block_interval_ms,
     mempool: { maxTxs: config.mempool_max_txs, maxBytes: config.mempool_max_bytes, maxPerSender: config.mempool_max_per_sender },
     logger,
-    verifyPool
+    verifyPool,
+    ...(lagGate !== undefined ? { lagGate } : {})
   })
   const relayEnv = readRelayEnv()
   // the relay identity that paid envelopes name is the node's account key
@@ -146,6 +149,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   /** Stops what has started, outside in: HTTP, libp2p, the feed and its scrubbers, the mailbox and its fee queue, the node, the verify workers. */
   const release = async (): Promise<void> => {
     chainDisk?.stop()
+    stopLagWatch()
     await api?.close()
     await p2p?.stop()
     await feed.close()

@@ -5,6 +5,7 @@
 import { z } from 'zod'
 import { MAX_POST_SIZE } from '../chain/index.js'
 import { DEFAULT_MEMPOOL_OPTIONS } from '../mempool/index.js'
+import { DEFAULT_LAG_GATE } from './lag-gate.js'
 import { parseOrThrow } from '../validation.js'
 
 export const NodeConfigSchema = z.object({
@@ -21,6 +22,8 @@ export const NodeConfigSchema = z.object({
   mempool_max_txs: z.number().int().min(1).default(DEFAULT_MEMPOOL_OPTIONS.maxTxs),
   mempool_max_bytes: z.number().int().min(1024).default(DEFAULT_MEMPOOL_OPTIONS.maxBytes),
   mempool_max_per_sender: z.number().int().min(1).default(DEFAULT_MEMPOOL_OPTIONS.maxPerSender),
+  /** new transactions get 503 for a while after the event loop lagged this long (ms); 0 never sheds (lag-gate.ts) */
+  admission_max_lag_ms: z.number().int().min(0).default(DEFAULT_LAG_GATE.maxLagMs),
   /** the onboarding faucet: an operator-funded account that pays new users' first fees */
   onboarding: z.object({
     enabled: z.boolean().default(false),

@@ -51,6 +51,7 @@ export interface BridgedNode {
   validators (height: number): Validator[]
   proposerOf (height: number, round: number): string
   storedBlock (height: number): StoredBlock | undefined
+  checkAdmitting (): void
   checkTx (tx: Transaction): Promise<CheckedTx>
   admit (checked: CheckedTx): Promise<void>
   /** throws a KithError when the block is invalid; that is all the bridge looks at */
@@ -237,7 +238,8 @@ export class NetworkBridge {
     const outcomes = await Promise.all(batch.map(async (tx): Promise<Validation> => {
       if (this.node.mempool.get(tx.id) !== undefined || this.node.store.getTx(tx.id) !== undefined) return 'ignore'
       try {
-        // a full mempool drops gossiped transactions before any signature work (the sender's node keeps them)
+        // a busy node or a full mempool drops gossiped transactions before any signature work (the sender's node keeps them)
+        this.node.checkAdmitting()
         this.node.mempool.checkRoom(tx)
         await this.node.admit(await this.node.checkTx(tx))
         return 'accept'

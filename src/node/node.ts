@@ -21,6 +21,7 @@ import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock, type S
 import { parseOrThrow } from '../validation.js'
 import { ConsensusDriver } from './consensus-driver.js'
 import { crashIfAt } from './faults.js'
+import type { LagGate } from './lag-gate.js'
 import { NetworkBridge, type NetworkPort, type PeerView } from './network.js'
 
 export interface Clock {
@@ -41,6 +42,8 @@ export interface NodeOptions {
   timeouts?: TimeoutConfig
   /** verifies submitted signatures off the event loop; inline when absent */
   verifyPool?: VerifyPool
+  /** sheds admissions while the event loop lags (lag-gate.ts); admits always when absent */
+  lagGate?: LagGate
 }
 
 export interface NodeEvents {
@@ -176,6 +179,7 @@ export class KithNode {
       throw new KithError('TX_DUPLICATE', `duplicate transaction id ${tx.id}`)
     }
     // push back before any signature work: 503 with Retry-After
+    this.checkAdmitting()
     this.mempool.checkRoom(tx)
     try {
       const checked = await this.checkTx(tx)
@@ -189,6 +193,12 @@ export class KithNode {
     }
     this.network.gossipTx(tx)
     return { id: tx.id, status: 'accepted' }
+  }
+
+  /** Throws NODE_BUSY while the event loop lags: consensus gets the thread before new transactions do. */
+  checkAdmitting (): void {
+    const gate = this.opts.lagGate
+    if (gate !== undefined && !gate.isOpen(Date.now())) throw new KithError('NODE_BUSY', 'the node is busy committing blocks; retry later')
   }
 
   /** Adds a local check to every transaction submitted to this node (POST /api/tx). */
