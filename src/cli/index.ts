@@ -171,7 +171,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       logger: logger.child({ module: 'libp2p' }),
       ...(denyPeers !== undefined ? { denyPeers } : {})
     }, {
-      onGossip: async (topic, data, from) => await node.network.onGossip(topic, data, from),
+      onGossip: async (topic, data, via) => await node.network.onGossip(topic, data, via),
       onRequest: async (data, from) => await node.network.onRequest(data, from)
     })
     node.attachNetwork(p2p)

@@ -64,9 +64,9 @@ const STATUS_INTERVAL_MS = 1000
 /** How often the mailbox compares digests with one random peer (anti-entropy). */
 const RELAY_SYNC_INTERVAL_MS = 30_000
 /**
- * Transactions and envelopes are gossiped in batches: every gossip message is signed by its
- * author (and checked by each receiver), and one signature per transaction cost more than
- * verifying the transaction itself.
+ * Transactions and envelopes are gossiped in batches: each gossip message has a fixed cost
+ * (framing, a message id, a validation result, a mesh forward on every hop) that one message per
+ * transaction would pay thousands of times a second.
  */
 const BATCH_MS = 20
 const TX_BATCH_MAX = 500
@@ -163,7 +163,7 @@ export class NetworkBridge {
 
   broadcast (topic: GossipTopic, value: unknown): void {
     if (this.port === undefined || this.stopped) return
-    // Nobody to tell (a lone dev node): skip the encoding and the gossip signature.
+    // Nobody to tell (a lone dev node): skip the encoding.
     if (!this.port.peers().some((p) => p.connected)) return
     this.port.publish(topic, encode(value)).catch((err: unknown) => this.log.debug({ err, topic }, 'publish failed'))
   }
@@ -189,7 +189,13 @@ export class NetworkBridge {
 
   // ---- gossip ----
 
-  async onGossip (topic: GossipTopic, data: Uint8Array, from: string): Promise<Validation> {
+  /**
+   * `via` is the peer that relayed the message (gossip messages are unsigned, so there is no
+   * authenticated origin); it is only logged. Every decision rests on the payload: signatures
+   * inside it (transactions, proposals, votes, envelopes, deletions), or nothing that needs one
+   * (status, below).
+   */
+  async onGossip (topic: GossipTopic, data: Uint8Array, via: string): Promise<Validation> {
     try {
       switch (topic) {
         case 'tx': return await this.onTx(data)
@@ -202,6 +208,9 @@ export class NetworkBridge {
           return vote === undefined ? 'reject' : this.acceptVote(vote)
         }
         case 'status': {
+          // `peer_id` is the sender's unauthenticated claim. It only picks whom to pull from,
+          // and whatever comes back is verified in full (certificates, block checks, proposal
+          // and vote signatures), so a false one costs a request and nothing else.
           const status = decode(StatusSchema, data)
           if (status === undefined) return 'reject'
           this.onStatus(status.peer_id, status.height)
@@ -214,7 +223,7 @@ export class NetworkBridge {
           return 'ignore'
       }
     } catch (err) {
-      this.log.warn({ err, topic, from }, 'gossip handler failed')
+      this.log.warn({ err, topic, via }, 'gossip handler failed')
       return 'ignore'
     }
   }

@@ -16,7 +16,7 @@ const Height = z.number().int().min(0)
 const Round = z.number().int().min(0).max(1_000_000)
 const Sig = z.string().min(1).max(200)
 
-/** The `tx` topic carries batches of transactions (one gossip signature per batch). */
+/** The `tx` topic carries batches of transactions (one gossip message per batch). */
 export const TxBatchSchema = z.array(TransactionSchema).min(1).max(1000)
 
 export const VoteSchema = z.object({

@@ -7,16 +7,27 @@
  * Every gossip message's data starts with a kind byte:
  *   0x00 whole  | payload
  *   0x01 part   | sha256(payload) (32) | index u16 | total u16 | payload length u32 | bytes
- * Parts of one payload share the author (gossipsub signs each part), the hash, total and
- * length. A receiver holds the parts unvalidated (not forwarded) until all arrived and the hash
- * matches, validates the payload once, and reports that one result for every part, so each hop
- * forwards the parts only after it validated the whole.
+ * Parts of one payload share the hash, total and length. A receiver holds the parts unvalidated
+ * (not forwarded) until all arrived and the hash matches, validates the payload once, and
+ * reports that one result for every part, so each hop forwards the parts only after it
+ * validated the whole.
+ *
+ * Gossip messages are unsigned (StrictNoSign), so a part names no author. Parts are gathered per
+ * propagation source (`via`), the one identity gossipsub authenticated (the Noise handshake of
+ * the connection they came on), and never mixed across peers: a bad part is then blamed on the
+ * peer that sent it and nobody else, and one peer cannot spoil another's assembly by sending a
+ * forged part under the same hash. The price: gossipsub delivers each part once, from whichever
+ * peer was first, so if parts of one payload arrive via different peers, no assembly completes;
+ * they time out and are ignored (nobody is penalised), and the payload comes by the pulls that
+ * keep consensus live anyway (catch-up requests). It is rare: a peer forwards all parts of a
+ * payload together once it validated the whole, the origin sends them to its mesh in a row, and
+ * since blocks are bounded to 2 MiB of transactions (MAX_BLOCK_BYTES) a proposal fits one part.
  */
 import { createHash } from 'node:crypto'
 
 export const KIND_WHOLE = 0
 export const KIND_PART = 1
-/** payload bytes per part: with the header, signature and protobuf framing well under 4 MiB */
+/** payload bytes per part: with the header and protobuf framing well under 4 MiB */
 export const PART_BYTES = 3 * 1024 * 1024
 export const PART_HEADER_BYTES = 1 + 32 + 2 + 2 + 4
 
@@ -91,7 +102,8 @@ export interface PendingPart {
 }
 
 interface Assembly {
-  author: string
+  /** the propagation source every part of this assembly came from */
+  peer: string
   header: PartHeader
   parts: Array<Uint8Array | undefined>
   received: number
@@ -104,7 +116,7 @@ export type AddResult =
   | { status: 'held' }
   /** every part is here and the hash matches: validate `payload`, then report for each of `parts` */
   | { status: 'complete', payload: Uint8Array, parts: PendingPart[] }
-  /** the author's parts contradict each other or the hash: reject each of `parts` */
+  /** one peer's parts contradict each other or the hash: reject each of `parts` (all came via that peer) */
   | { status: 'invalid', reason: string, parts: PendingPart[] }
   /** over the memory budget, or the payload was already assembled: ignore this part */
   | { status: 'ignore', reason: string }
@@ -112,39 +124,45 @@ export type AddResult =
 export interface AssemblerOptions {
   /** bytes of claimed payload length held at once, over all assemblies */
   maxBytes: number
-  /** assemblies held at once per author */
-  maxPerAuthor: number
+  /** assemblies held at once per propagation source */
+  maxPerPeer: number
   /** an assembly not complete after this long is dropped and its parts ignored */
   timeoutMs: number
 }
 
 const DONE_MEMORY = 1024
 
-/** Holds parts per (topic, author, payload hash) until complete; pure, clock passed in. */
+/**
+ * Holds parts per (topic, propagation source, payload hash) until complete; pure, clock passed
+ * in. Memory is bounded by `maxBytes` over all peers and `maxPerPeer` assemblies per peer; the
+ * peer is authenticated by its connection, so a sender cannot dodge the per-peer cap with new
+ * keys (as it could when assemblies were counted per signing author).
+ */
 export class Assembler {
   private readonly assemblies = new Map<string, Assembly>()
-  private readonly perAuthor = new Map<string, number>()
+  private readonly perPeer = new Map<string, number>()
   /** recently completed or failed assemblies, so a straggler does not start a new one */
   private readonly done = new Set<string>()
   private heldBytes = 0
 
   constructor (private readonly opts: AssemblerOptions) {}
 
-  add (topic: string, author: string, header: PartHeader, bytes: Uint8Array, part: PendingPart, now: number): AddResult {
-    const key = `${topic}|${author}|${Buffer.from(header.hash).toString('hex')}`
+  add (topic: string, header: PartHeader, bytes: Uint8Array, part: PendingPart, now: number): AddResult {
+    const peer = part.via
+    const key = `${topic}|${peer}|${Buffer.from(header.hash).toString('hex')}`
     if (this.done.has(key)) return { status: 'ignore', reason: 'payload already assembled' }
     let a = this.assemblies.get(key)
     if (a === undefined) {
       if (this.heldBytes + header.length > this.opts.maxBytes) return { status: 'ignore', reason: 'assembly memory budget exhausted' }
-      if ((this.perAuthor.get(author) ?? 0) >= this.opts.maxPerAuthor) return { status: 'ignore', reason: 'too many assemblies from this author' }
-      a = { author, header, parts: new Array<Uint8Array | undefined>(header.total).fill(undefined), received: 0, pending: [], deadline: now + this.opts.timeoutMs }
+      if ((this.perPeer.get(peer) ?? 0) >= this.opts.maxPerPeer) return { status: 'ignore', reason: 'too many assemblies from this peer' }
+      a = { peer, header, parts: new Array<Uint8Array | undefined>(header.total).fill(undefined), received: 0, pending: [], deadline: now + this.opts.timeoutMs }
       this.assemblies.set(key, a)
-      this.perAuthor.set(author, (this.perAuthor.get(author) ?? 0) + 1)
+      this.perPeer.set(peer, (this.perPeer.get(peer) ?? 0) + 1)
       this.heldBytes += header.length
     }
     a.pending.push(part)
-    if (a.header.total !== header.total || a.header.length !== header.length) return this.finish(key, author, { status: 'invalid', reason: 'parts disagree on total or length', parts: a.pending })
-    if (a.parts[header.index] !== undefined) return this.finish(key, author, { status: 'invalid', reason: 'two different parts with one index', parts: a.pending })
+    if (a.header.total !== header.total || a.header.length !== header.length) return this.finish(key, peer, { status: 'invalid', reason: 'parts disagree on total or length', parts: a.pending })
+    if (a.parts[header.index] !== undefined) return this.finish(key, peer, { status: 'invalid', reason: 'two different parts with one index', parts: a.pending })
     a.parts[header.index] = bytes
     a.received++
     if (a.received < a.header.total) return { status: 'held' }
@@ -155,8 +173,8 @@ export class Assembler {
       payload.set(p, offset)
       offset += p.byteLength
     }
-    if (!Buffer.from(sha256(payload)).equals(Buffer.from(a.header.hash))) return this.finish(key, author, { status: 'invalid', reason: 'payload hash mismatch', parts: a.pending })
-    return this.finish(key, author, { status: 'complete', payload, parts: a.pending })
+    if (!Buffer.from(sha256(payload)).equals(Buffer.from(a.header.hash))) return this.finish(key, peer, { status: 'invalid', reason: 'payload hash mismatch', parts: a.pending })
+    return this.finish(key, peer, { status: 'complete', payload, parts: a.pending })
   }
 
   /** drops assemblies past their deadline; returns their parts, to be ignored */
@@ -165,7 +183,7 @@ export class Assembler {
     for (const [key, a] of this.assemblies) {
       if (a.deadline > now) continue
       out.push(...a.pending)
-      this.finish(key, a.author, { status: 'held' })
+      this.finish(key, a.peer, { status: 'held' })
     }
     return out
   }
@@ -175,14 +193,14 @@ export class Assembler {
     return this.assemblies.size
   }
 
-  private finish<T extends AddResult> (key: string, author: string, result: T): T {
+  private finish<T extends AddResult> (key: string, peer: string, result: T): T {
     const a = this.assemblies.get(key)
     if (a !== undefined) {
       this.assemblies.delete(key)
       this.heldBytes -= a.header.length
-      const n = (this.perAuthor.get(author) ?? 1) - 1
-      if (n <= 0) this.perAuthor.delete(author)
-      else this.perAuthor.set(author, n)
+      const n = (this.perPeer.get(peer) ?? 1) - 1
+      if (n <= 0) this.perPeer.delete(peer)
+      else this.perPeer.set(peer, n)
     }
     this.done.add(key)
     if (this.done.size > DONE_MEMORY) {

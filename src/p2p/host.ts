@@ -13,12 +13,13 @@ import { yamux } from '@libp2p/yamux'
 import { multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p } from 'libp2p'
 import type { Logger } from 'pino'
+import { keyPairFromSeed } from '../crypto/index.js'
 import { Assembler, decodeGossip, encodeGossip, type PendingPart } from './chunking.js'
 import { P2PError, isP2PError } from './errors.js'
 import { encodeFrame, readFrame, sendAll } from './framing.js'
 import { Redialer, type RedialTarget } from './redialer.js'
 import { GOSSIP_TOPICS, type GossipStats, type GossipTopic, type P2PHandlers, type P2POptions, type PeerInfo, type Validation } from './types.js'
-import { decodeVersion, encodeVersion } from './version.js'
+import { decodeVersion, encodeVersion, signVersion, verifyVersion } from './version.js'
 
 /** cap on a request and on a response body (block sync batches, catch-up) */
 export const MAX_REQUEST_BYTES = 16 * 1024 * 1024
@@ -27,7 +28,7 @@ export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 export const MAX_GOSSIP_BYTES = 10 * 1024 * 1024
 /** claimed payload bytes held in incomplete multi-part assemblies, over all peers */
 const MAX_ASSEMBLY_BYTES = 64 * 1024 * 1024
-const MAX_ASSEMBLIES_PER_AUTHOR = 4
+const MAX_ASSEMBLIES_PER_PEER = 4
 /**
  * Gossipsub keeps a message for forwarding for `mcacheLength` heartbeats (1 s each); a result
  * reported later is not forwarded. Assembly and validation must fit in this.
@@ -78,6 +79,7 @@ interface KnownVersion {
   version: string
   protocolVersion: number
   height: number
+  at: number
 }
 
 const VALIDATION_RESULT: Record<Validation, TopicValidatorResult> = {
@@ -171,7 +173,9 @@ export class P2PHost {
   private readonly inFlight = emptyCounts()
   private readonly dropped = emptyCounts()
   private readonly maxInFlight: number
-  private readonly assembler = new Assembler({ maxBytes: MAX_ASSEMBLY_BYTES, maxPerAuthor: MAX_ASSEMBLIES_PER_AUTHOR, timeoutMs: ASSEMBLY_TIMEOUT_MS })
+  private readonly assembler = new Assembler({ maxBytes: MAX_ASSEMBLY_BYTES, maxPerPeer: MAX_ASSEMBLIES_PER_PEER, timeoutMs: ASSEMBLY_TIMEOUT_MS })
+  /** libsodium secret key of the node key: signs version announcements (the peer id embeds its public key) */
+  private readonly nodeSecretKey: Uint8Array
   private localHeight = 0
   private lastVersionAt = 0
   private maintenanceTimer: NodeJS.Timeout | undefined
@@ -181,6 +185,7 @@ export class P2PHost {
 
   private constructor (private readonly opts: P2POptions, private readonly handlers: P2PHandlers, peerId: string) {
     this.peerId = peerId
+    this.nodeSecretKey = keyPairFromSeed(opts.nodeKeySeed).secretKey
     this.log = opts.logger
     this.protocol = requestProtocol(opts.chainId)
     this.topicNames = topicNames(opts.chainId)
@@ -241,11 +246,18 @@ export class P2PHost {
         ping: ping(),
         pubsub: gossipsub({
           emitSelf: false,
-          globalSignaturePolicy: 'StrictSign',
+          // Every payload carries its own Ed25519 signature (transactions, proposals, votes,
+          // envelopes, deletions, version announcements) or proves nothing (status), so a
+          // second signature per message by the publishing node cost CPU for nothing (7-14 % of
+          // a node's main thread). Messages go without from, seqno, signature and key; one with
+          // a signature, seqno or key is refused and its relayer scored. Dedupe rests on the
+          // content id below.
+          globalSignaturePolicy: 'StrictNoSign',
           asyncValidation: true,
           allowPublishToZeroTopicPeers: true,
           ignoreDuplicatePublishError: true,
           allowedTopics: [...this.topicByName.keys()],
+          // content-addressed: gossipsub's seen cache (dedupe), mcache and IHAVE/IWANT all key on it
           msgIdFn: (msg) => messageId(msg.topic, msg.data),
           maxInboundDataLength: MAX_RPC_FRAME_BYTES,
           mcacheLength: MCACHE_HEARTBEATS,
@@ -441,46 +453,54 @@ export class P2PHost {
     }
   }
 
+  /**
+   * Messages are unsigned: `propagationSource` (`via`, the peer the connection's Noise handshake
+   * authenticated) is the only identity a message has, and the one gossipsub scores on reject.
+   * The origin is whoever signed the payload inside, which the node checks.
+   */
   private onGossipMessage ({ propagationSource, msgId, msg }: GossipsubMessage): void {
     const via = propagationSource.toString()
     const topic = this.topicByName.get(msg.topic)
-    if (topic === undefined || msg.type !== 'signed') {
-      this.report(msgId, via, topic === undefined ? 'ignore' : 'reject')
+    if (topic === undefined) {
+      this.report(msgId, via, 'ignore')
       return
     }
-    const from = msg.from.toString()
+    // gossipsub's StrictNoSign check refuses a message with a signature before it gets here; this guards a config change
+    if (msg.type !== 'unsigned') {
+      this.report(msgId, via, 'reject')
+      return
+    }
     const decoded = decodeGossip(msg.data, MAX_GOSSIP_BYTES)
     if (decoded.kind === 'malformed') {
-      this.log.debug({ topic, from, via, reason: decoded.reason }, 'malformed gossip message')
+      this.log.debug({ topic, via, reason: decoded.reason }, 'malformed gossip message')
       this.report(msgId, via, 'reject')
       return
     }
     if (decoded.kind === 'whole') {
-      this.validate(topic, decoded.payload, from, [{ msgId, via }])
+      this.validate(topic, decoded.payload, via, [{ msgId, via }])
       return
     }
-    const added = this.assembler.add(msg.topic, from, decoded.header, decoded.bytes, { msgId, via }, Date.now())
+    const added = this.assembler.add(msg.topic, decoded.header, decoded.bytes, { msgId, via }, Date.now())
     switch (added.status) {
       case 'held':
         return
       case 'ignore':
-        this.log.debug({ topic, from, reason: added.reason }, 'gossip part ignored')
+        this.log.debug({ topic, via, reason: added.reason }, 'gossip part ignored')
         this.report(msgId, via, 'ignore')
         return
       case 'invalid':
-        this.log.debug({ topic, from, reason: added.reason }, 'gossip parts rejected')
+        this.log.debug({ topic, via, reason: added.reason }, 'gossip parts rejected')
         for (const p of added.parts) this.report(p.msgId, p.via, 'reject')
         return
       case 'complete':
-        this.validate(topic, added.payload, from, added.parts)
+        this.validate(topic, added.payload, via, added.parts)
     }
   }
 
-  /** runs one payload through its validator and reports the outcome for every message that carried it */
-  private validate (topic: GossipTopic, payload: Uint8Array, from: string, carriers: PendingPart[]): void {
-    const via = carriers[carriers.length - 1].via
+  /** runs one payload through its validator and reports the outcome for every message that carried it (all came via `via`) */
+  private validate (topic: GossipTopic, payload: Uint8Array, via: string, carriers: PendingPart[]): void {
     if (topic === 'version') {
-      const v = this.onVersion(payload, from)
+      const v = this.onVersion(payload)
       for (const c of carriers) this.report(c.msgId, c.via, v)
       return
     }
@@ -493,12 +513,12 @@ export class P2PHost {
     this.inFlight[topic]++
     let pending: Promise<Validation>
     try {
-      pending = Promise.resolve(this.handlers.onGossip(topic, payload, from, via))
+      pending = Promise.resolve(this.handlers.onGossip(topic, payload, via))
     } catch (err) {
       pending = Promise.reject(err)
     }
     pending.then((v): Validation => (v === 'accept' || v === 'reject' ? v : 'ignore'), (err: unknown): Validation => {
-      this.log.warn({ topic, from, err: errorText(err) }, 'gossip handler failed')
+      this.log.warn({ topic, via, err: errorText(err) }, 'gossip handler failed')
       return 'ignore'
     }).then((v) => {
       this.inFlight[topic]--
@@ -506,13 +526,20 @@ export class P2PHost {
     }).catch(() => {})
   }
 
-  private onVersion (data: Uint8Array, from: string): Validation {
+  /**
+   * A version announcement proves its author by its own signature (the gossip message does not).
+   * Forged (signature not by the key in `peer_id`), malformed or for another chain: provably
+   * bad, rejected, and the relayer is scored, as an honest relayer checks before forwarding.
+   */
+  private onVersion (data: Uint8Array): Validation {
     const v = decodeVersion(data)
-    // a message signed by one peer claiming to be another, or for another chain, is provably bad
-    if (v === undefined || v.peer_id !== from || v.chain_id !== this.opts.chainId) return 'reject'
+    if (v === undefined || v.chain_id !== this.opts.chainId || !verifyVersion(v)) return 'reject'
+    const known = this.versions.get(v.peer_id)
+    // a genuine but older announcement (a replay, or one overtaken in flight) must not roll the record back
+    if (known !== undefined && v.at <= known.at) return 'ignore'
     // most recent last, bounded: any key can sign announcements, not only our peers'
-    this.versions.delete(from)
-    this.versions.set(from, { version: v.node_version, protocolVersion: v.protocol_version, height: v.height })
+    this.versions.delete(v.peer_id)
+    this.versions.set(v.peer_id, { version: v.node_version, protocolVersion: v.protocol_version, height: v.height, at: v.at })
     if (this.versions.size > MAX_KNOWN_VERSIONS) {
       const oldest = this.versions.keys().next().value
       if (oldest !== undefined) this.versions.delete(oldest)
@@ -533,14 +560,14 @@ export class P2PHost {
   private announceVersion (): void {
     if (this.stopped) return
     this.lastVersionAt = Math.max(Date.now(), this.lastVersionAt + 1)
-    const data = encodeVersion({
+    const data = encodeVersion(signVersion({
       peer_id: this.peerId,
       node_version: this.opts.nodeVersion,
       protocol_version: this.opts.protocolVersion,
       height: this.localHeight,
       chain_id: this.opts.chainId,
       at: this.lastVersionAt
-    })
+    }, this.nodeSecretKey))
     this.publish('version', data).catch(() => {})
   }
 

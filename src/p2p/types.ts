@@ -44,9 +44,11 @@ export interface P2PHandlers {
   /**
    * Validate (and consume) a gossip message; only 'accept' is forwarded; 'reject' penalises the
    * peer that relayed it (`via`) via gossipsub peer scoring (use it only for provable
-   * misbehaviour). `from` is the signed author of the message, `via` the direct peer it came from.
+   * misbehaviour). Gossip messages are unsigned: `via`, the direct peer it came from
+   * (authenticated by the connection), is the only peer identity there is; it is not the
+   * origin. Who made a payload is proven only by the signatures inside it.
    */
-  onGossip (topic: GossipTopic, data: Uint8Array, from: string, via: string): Validation | Promise<Validation>
+  onGossip (topic: GossipTopic, data: Uint8Array, via: string): Validation | Promise<Validation>
   /** answer a request-response call (block sync, consensus catch-up); throw to answer an error */
   onRequest (data: Uint8Array, from: string): Promise<Uint8Array>
 }

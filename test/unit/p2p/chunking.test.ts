@@ -16,11 +16,11 @@ function parts (payload: Uint8Array): Array<{ header: PartHeader, bytes: Uint8Ar
 }
 
 function assembler (): Assembler {
-  return new Assembler({ maxBytes: 3 * MAX, maxPerAuthor: 2, timeoutMs: 1000 })
+  return new Assembler({ maxBytes: 3 * MAX, maxPerPeer: 2, timeoutMs: 1000 })
 }
 
-function add (a: Assembler, p: { header: PartHeader, bytes: Uint8Array }, id: string, now = 0, author = 'alice'): AddResult {
-  return a.add('/t', author, p.header, p.bytes, { msgId: id, via: 'relay' }, now)
+function add (a: Assembler, p: { header: PartHeader, bytes: Uint8Array }, id: string, now = 0, via = 'alice'): AddResult {
+  return a.add('/t', p.header, p.bytes, { msgId: id, via }, now)
 }
 
 describe('gossip chunking', () => {
@@ -79,8 +79,33 @@ describe('gossip chunking', () => {
     assert.equal(twice.status, 'invalid')
   })
 
-  test('memory budget, per-author cap and expiry', () => {
-    const a = new Assembler({ maxBytes: 5 * PART, maxPerAuthor: 2, timeoutMs: 1000 })
+  test('parts are gathered per relaying peer: a forged part from one peer does not spoil another\'s, and peers\' parts never mix', () => {
+    const payload = randomBytes(2 * PART)
+    const ps = parts(payload)
+    const a = assembler()
+    assert.equal(add(a, ps[0], 'm0', 0, 'honest').status, 'held')
+    // mallory sends a part under the same hash with other bytes: only mallory's assembly fails
+    assert.equal(add(a, { header: ps[0].header, bytes: randomBytes(PART) }, 'x0', 0, 'mallory').status, 'held')
+    const bad = add(a, ps[1], 'x1', 0, 'mallory')
+    assert.equal(bad.status, 'invalid')
+    if (bad.status === 'invalid') assert.deepEqual(bad.parts.map((p) => [p.msgId, p.via]), [['x0', 'mallory'], ['x1', 'mallory']])
+    const done = add(a, ps[1], 'm1', 0, 'honest')
+    assert.equal(done.status, 'complete')
+    if (done.status === 'complete') {
+      assert.ok(Buffer.from(done.payload).equals(payload))
+      assert.deepEqual(done.parts.map((p) => p.via), ['honest', 'honest'])
+    }
+
+    // one part via each of two peers: neither completes; both expire and are ignored, nobody rejected
+    const qs = parts(randomBytes(2 * PART))
+    assert.equal(add(a, qs[0], 'q0', 0, 'b').status, 'held')
+    assert.equal(add(a, qs[1], 'q1', 0, 'c').status, 'held')
+    assert.equal(a.size, 2)
+    assert.deepEqual(a.expire(1000).map((p) => [p.msgId, p.via]), [['q0', 'b'], ['q1', 'c']])
+  })
+
+  test('memory budget, per-peer cap and expiry', () => {
+    const a = new Assembler({ maxBytes: 5 * PART, maxPerPeer: 2, timeoutMs: 1000 })
     const x = parts(randomBytes(2 * PART))
     const y = parts(randomBytes(2 * PART))
     const z = parts(randomBytes(2 * PART))

@@ -2,24 +2,36 @@ import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { createServer, type AddressInfo, type Server } from 'node:net'
+import { generateKeyPairFromSeed } from '@libp2p/crypto/keys'
+import { gossipsub, type GossipSub, type SignaturePolicy } from '@libp2p/gossipsub'
+import { identify } from '@libp2p/identify'
+import { noise } from '@libp2p/noise'
+import { tcp } from '@libp2p/tcp'
+import { yamux } from '@libp2p/yamux'
+import { multiaddr } from '@multiformats/multiaddr'
+import { createLibp2p, type Libp2p } from 'libp2p'
 import { pino } from 'pino'
+import { keyPairFromSeed } from '../../../src/crypto/index.js'
+import { PART_BYTES, encodeGossip } from '../../../src/p2p/chunking.js'
 import {
-  P2PError, P2PHost, peerIdFromSeed,
+  P2PError, P2PHost, peerIdFromSeed, topicName,
   type GossipTopic, type P2PHandlers, type P2POptions, type Validation
 } from '../../../src/p2p/index.js'
+import { encodeVersion, signVersion, type UnsignedVersion } from '../../../src/p2p/version.js'
 
 const CHAIN = 'kith-test'
 const logger = pino({ level: process.env.P2P_TEST_LOG ?? 'silent' })
 const hosts: P2PHost[] = []
+const raws: Array<Libp2p<{ pubsub: GossipSub }>> = []
 
 after(async () => {
   await Promise.all(hosts.map(async (h) => { await h.stop() }))
+  await Promise.all(raws.map(async (r) => { await r.stop() }))
 })
 
 interface Received {
   topic: GossipTopic
   text: string
-  from: string
   via: string
 }
 
@@ -31,9 +43,9 @@ class TestNode {
   host!: P2PHost
 
   readonly handlers: P2PHandlers = {
-    onGossip: (topic, data, from, via) => {
+    onGossip: (topic, data, via) => {
       const text = Buffer.from(data).toString('utf8')
-      this.received.push({ topic, text, from, via })
+      this.received.push({ topic, text, via })
       return this.validate(topic, text)
     },
     onRequest: (data, from) => this.respond(data, from)
@@ -74,6 +86,49 @@ class TestNode {
 
   knowsVersionOf (other: TestNode): boolean {
     return this.host.peers().some((p) => p.peerId === other.id && p.connected && p.version !== undefined)
+  }
+
+  versionOf (other: TestNode): string | undefined {
+    return this.host.peers().find((p) => p.peerId === other.id)?.version
+  }
+
+  /** a version announcement signed with this node's key (fields overridable) */
+  announcement (fields: Partial<UnsignedVersion> = {}): UnsignedVersion & { signature: string } {
+    const v: UnsignedVersion = { peer_id: this.id, node_version: '0.1.0-test', protocol_version: 1, height: 1, chain_id: CHAIN, at: Date.now(), ...fields }
+    return signVersion(v, keyPairFromSeed(this.seed).secretKey)
+  }
+}
+
+/**
+ * A bare libp2p node with gossipsub on kith's topics but none of P2PHost's rules: it publishes
+ * raw gossip data, signed or not, as a misbehaving or foreign peer would.
+ */
+async function rawNode (policy: SignaturePolicy, dial: string): Promise<{ node: Libp2p<{ pubsub: GossipSub }>, id: string }> {
+  const node = await createLibp2p({
+    privateKey: await generateKeyPairFromSeed('Ed25519', randomBytes(32)),
+    addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    services: {
+      identify: identify(),
+      pubsub: gossipsub({ globalSignaturePolicy: policy, allowPublishToZeroTopicPeers: true, emitSelf: false })
+    }
+  })
+  raws.push(node)
+  for (const t of ['vote', 'proposal'] as const) node.services.pubsub.subscribe(topicName(CHAIN, t))
+  await node.dial(multiaddr(dial))
+  return { node, id: node.peerId.toString() }
+}
+
+/** publishes fresh data from a raw node until `until` holds (the topic's peers must first learn of each other) */
+async function publishUntil (raw: Libp2p<{ pubsub: GossipSub }>, topic: GossipTopic, data: (i: number) => Uint8Array[], until: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (let i = 0; !until(); i++) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms publishing raw ${topic} gossip`)
+    for (const m of data(i)) await raw.services.pubsub.publish(topicName(CHAIN, topic), m).catch(() => {})
+    const next = Date.now() + 100
+    while (Date.now() < next && !until()) await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
 
@@ -120,7 +175,7 @@ describe('P2PHost', () => {
     await assert.rejects(async () => await peerIdFromSeed(new Uint8Array(31)), (err: unknown) => err instanceof P2PError && err.code === 'P2P_BAD_KEY')
   })
 
-  test('gossip reaches the other host with the author as `from`, versions are learned', async () => {
+  test('gossip reaches the other host with the relayer as `via`, versions are learned', async () => {
     const a = await new TestNode().start()
     a.host.setLocalHeight(7)
     const b = await new TestNode().start({ peers: [a.addr()] })
@@ -132,9 +187,7 @@ describe('P2PHost', () => {
 
     await a.host.publish('vote', Buffer.from('vote-1'))
     await waitFor('vote at b', () => b.texts('vote').includes('vote-1'))
-    const got = b.received.find((r) => r.text === 'vote-1')
-    assert.equal(got?.from, a.id)
-    assert.equal(got?.via, a.id)
+    assert.equal(b.received.find((r) => r.text === 'vote-1')?.via, a.id)
     // the version topic is handled inside the host
     assert.equal(b.received.some((r) => r.topic === 'version'), false)
     // nothing comes back to its author (emitSelf: false)
@@ -154,9 +207,8 @@ describe('P2PHost', () => {
     await waitFor('line a - b - c', () => b.connectedTo(a) && b.connectedTo(c))
     assert.equal(a.connectedTo(c), false)
     await untilGossipFlows(a, c, 'vote')
-    const viaB = c.received.find((r) => r.text.startsWith('probe-'))
-    assert.equal(viaB?.from, a.id)
-    assert.equal(viaB?.via, b.id)
+    // a's message reaches c as b's: no origin travels with it
+    assert.equal(c.received.find((r) => r.text.startsWith('probe-'))?.via, b.id)
 
     await a.host.publish('vote', Buffer.from('bad-1'))
     await a.host.publish('vote', Buffer.from('good-1'))
@@ -181,10 +233,95 @@ describe('P2PHost', () => {
     const a = await new TestNode().start()
     const x = await new TestNode().start({ peers: [a.addr()] })
     await waitFor('a knows x', () => a.knowsVersionOf(x))
-    const forged = { peer_id: x.id, node_version: 'evil', protocol_version: 1, height: 1, chain_id: 'other-chain', at: Date.now() }
-    await x.host.publish('version', Buffer.from(JSON.stringify(forged)))
+    await x.host.publish('version', encodeVersion(x.announcement({ node_version: 'evil', chain_id: 'other-chain' })))
     await waitFor('x penalised at a', () => a.host.gossipScore(x.id) < 0)
-    assert.equal(a.host.peers().find((p) => p.peerId === x.id)?.version, '0.1.0-test')
+    assert.equal(a.versionOf(x), '0.1.0-test')
+  })
+
+  test('forged version announcements are rejected and lower the relayer\'s score; a replayed one is ignored', async () => {
+    const a = await new TestNode().start()
+    const y = await new TestNode().start({ peers: [a.addr()] })
+    const x1 = await new TestNode().start({ peers: [a.addr()] })
+    const x2 = await new TestNode().start({ peers: [a.addr()] })
+    const z = await new TestNode().start({ peers: [a.addr()] })
+    await waitFor('a knows every version', () => [y, x1, x2, z].every((n) => a.knowsVersionOf(n)))
+    const far = Date.now() + 60_000
+
+    // x1 announces for y, signed with x1's own key: not y's signature
+    await x1.host.publish('version', encodeVersion(x1.announcement({ peer_id: y.id, node_version: 'evil', at: far })))
+    await waitFor('x1 penalised at a', () => a.host.gossipScore(x1.id) < 0)
+
+    // x2 reuses y's genuine signature on altered fields, then signs nothing valid for itself
+    await x2.host.publish('version', encodeVersion({ ...y.announcement({ at: far }), node_version: 'evil' }))
+    await x2.host.publish('version', encodeVersion({ ...x2.announcement({ node_version: 'evil', at: far }), signature: 'not base64!' }))
+    await waitFor('x2 penalised at a', () => a.host.gossipScore(x2.id) < 0)
+    assert.equal(a.versionOf(y), '0.1.0-test')
+    assert.equal(a.versionOf(x2), '0.1.0-test')
+
+    // z relays y's genuine but old announcement (a replay): ignored, not scored
+    await z.host.publish('version', encodeVersion(y.announcement({ node_version: 'old', at: 1 })))
+    await z.host.publish('vote', Buffer.from('after-replay'))
+    await waitFor('z\'s vote at a', () => a.texts('vote').includes('after-replay'))
+    assert.equal(a.versionOf(y), '0.1.0-test')
+    assert.ok(a.host.gossipScore(z.id) >= 0, `z scored ${a.host.gossipScore(z.id)}`)
+    // and y's genuine newer one, relayed by z, is taken: the relayer does not matter, the signature does
+    await z.host.publish('version', encodeVersion(y.announcement({ node_version: '0.2.0-test', at: far + 2 })))
+    await waitFor('y\'s new version via z', () => a.versionOf(y) === '0.2.0-test')
+    assert.ok(a.host.gossipScore(z.id) >= 0)
+  })
+
+  test('a signed gossip message is refused and its relayer scored, as is an unsigned one with a malformed body', async () => {
+    const b = await new TestNode().start()
+    const signer = await rawNode('StrictSign', b.addr())
+    await publishUntil(signer.node, 'vote', (i) => encodeGossip(Buffer.from(`signed-${i}`)), () => b.host.gossipScore(signer.id) < 0)
+    assert.equal(b.received.length, 0)
+
+    // the same bytes unsigned, from a fresh peer, are taken: what was refused is the signature
+    const plain = await rawNode('StrictNoSign', b.addr())
+    await publishUntil(plain.node, 'vote', (i) => encodeGossip(Buffer.from(`plain-${i}`)), () => b.texts('vote').length > 0)
+    assert.equal(b.received[0].via, plain.id)
+    assert.ok(b.host.gossipScore(plain.id) >= 0)
+
+    const sloppy = await rawNode('StrictNoSign', b.addr())
+    const before = b.received.length
+    await publishUntil(sloppy.node, 'vote', (i) => [Buffer.concat([Uint8Array.of(7), Buffer.from(`unknown kind ${i}`)])], () => b.host.gossipScore(sloppy.id) < 0)
+    assert.equal(b.received.length, before)
+  })
+
+  test('parts with a wrong hash are rejected and scored; good parts from the same kind of peer assemble', async () => {
+    const b = await new TestNode().start()
+    const raw = await rawNode('StrictNoSign', b.addr())
+    const payload = Buffer.alloc(PART_BYTES + 1000, 'q')
+    // a first part of a payload whose second part is swapped for other bytes of the right length
+    await publishUntil(raw.node, 'proposal', (i) => {
+      const [first, second] = encodeGossip(Buffer.concat([payload, Buffer.from(`-${i}`)]))
+      const forged = Uint8Array.from(second)
+      forged[forged.byteLength - 1] ^= 0xff
+      return [first, forged]
+    }, () => b.host.gossipScore(raw.id) < 0, 10_000)
+    assert.equal(b.texts('proposal').length, 0)
+
+    const honest = await rawNode('StrictNoSign', b.addr())
+    await publishUntil(honest.node, 'proposal', (i) => encodeGossip(Buffer.concat([payload, Buffer.from(`+${i}`)])), () => b.texts('proposal').length > 0, 10_000)
+    assert.ok(b.texts('proposal')[0].startsWith('q'.repeat(PART_BYTES + 1000) + '+'))
+    assert.ok(b.host.gossipScore(honest.id) >= 0)
+  })
+
+  test('identical content is one message whoever publishes it (content-addressed ids)', async () => {
+    const b = await new TestNode().start()
+    b.validate = (_topic, text) => (text.startsWith('dup-') ? 'ignore' : 'accept')
+    const a = await new TestNode().start({ peers: [b.addr()] })
+    const c = await new TestNode().start({ peers: [b.addr()] })
+    await untilGossipFlows(a, b, 'vote')
+    await untilGossipFlows(c, b, 'vote')
+    await a.host.publish('vote', Buffer.from('dup-1'))
+    await waitFor('dup-1 at b', () => b.texts('vote').includes('dup-1'))
+    // b ignored it, so c never saw it; c now publishes the same bytes, then something new
+    await c.host.publish('vote', Buffer.from('dup-1'))
+    await c.host.publish('vote', Buffer.from('after-dup'))
+    await waitFor('after-dup at b', () => b.texts('vote').includes('after-dup'))
+    assert.equal(c.texts('vote').includes('dup-1'), false)
+    assert.deepEqual(b.received.filter((r) => r.text === 'dup-1').map((r) => r.via), [a.id])
   })
 
   test('request/response: 1 MiB round trip, remote errors, timeouts', async () => {
