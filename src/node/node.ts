@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events'
 import type { Logger } from 'pino'
 import {
   StateKeys, TransactionSchema, badSignature, sameTx, blockHash as hashBlock, signingBytes, checkStateless, checkSubmission, commitHash, encodePayload,
-  executeBlock, formatTimestamp, genesisHash, genesisState, maxBlockTxs, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
+  MAX_BLOCK_TXS, executeBlock, formatTimestamp, genesisHash, genesisState, maxBlockTxs, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
   validatorSetAt, type Block, type BlockContext, type CheckedTx, type Commit, type Genesis, type Transaction,
   type ValidatorSetState, type WriteSet
 } from '../chain/index.js'
@@ -76,6 +76,9 @@ export interface ExecutedBlock {
   /** mempool ids the block settles: included or found invalid */
   settled: string[]
 }
+
+/** The admission gate sheds only while at least this many transactions wait (a fifth of a full block). */
+const SHED_MIN_PENDING = MAX_BLOCK_TXS / 5
 
 /** Share of timeoutPropose(0) a proposer may spend building its block. */
 const BUILD_BUDGET_SHARE = 0.25
@@ -195,10 +198,15 @@ export class KithNode {
     return { id: tx.id, status: 'accepted' }
   }
 
-  /** Throws NODE_BUSY while the event loop lags: consensus gets the thread before new transactions do. */
+  /**
+   * Throws NODE_BUSY while the event loop lags and a backlog waits to be committed: consensus
+   * gets the thread before new transactions do. Without a backlog there is nothing to protect
+   * (a lag at start-up, a slow disk), and the node admits.
+   */
   checkAdmitting (): void {
     const gate = this.opts.lagGate
-    if (gate !== undefined && !gate.isOpen(Date.now())) throw new KithError('NODE_BUSY', 'the node is busy committing blocks; retry later')
+    if (gate === undefined || this.mempool.size < SHED_MIN_PENDING || gate.isOpen(Date.now())) return
+    throw new KithError('NODE_BUSY', 'the node is busy committing blocks; retry later')
   }
 
   /** Adds a local check to every transaction submitted to this node (POST /api/tx). */

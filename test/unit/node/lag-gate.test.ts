@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { accountFrom, transfer } from '../../../src/client/index.js'
+import { MAX_BLOCK_TXS } from '../../../src/chain/index.js'
 import { KithError } from '../../../src/errors.js'
 import { KithNode, LagGate, initHome, loadHome } from '../../../src/node/index.js'
 import { aliceKey } from '../../helpers/fixtures.js'
@@ -22,18 +23,22 @@ test('a window that lagged more than maxLagMs closes the gate for holdMs; shorte
   assert.equal(gate.isOpen(3200), false, 'a calm window does not reopen it early')
 })
 
-test('while the gate is closed, a submission is answered NODE_BUSY (503) before its signature or the mempool is looked at', async () => {
+test('while the gate is closed and a backlog waits, a submission is answered NODE_BUSY (503) before its signature is looked at; without a backlog it is admitted', async () => {
   await withTempDir(async (dir) => {
     const alice = accountFrom(aliceKey)
-    await initHome(join(dir, 'home'), { alloc: [{ pub_key: alice.pub, amount_ut: 1_000_000 }] })
+    await initHome(join(dir, 'home'), { alloc: [{ pub_key: alice.pub, amount_ut: 100_000_000_000 }] })
     const home = await loadHome(join(dir, 'home'))
     const lagGate = new LagGate({ maxLagMs: 100, holdMs: 60_000 })
-    const node = await KithNode.open({ dataDir: home.dataDir, genesis: home.genesis, validatorKey: home.validatorKey, blockIntervalMs: 1000, logger: silent, lagGate })
+    // no block for a minute: what is admitted stays pending
+    const node = await KithNode.open({ dataDir: home.dataDir, genesis: home.genesis, validatorKey: home.validatorKey, blockIntervalMs: 60_000, logger: silent, lagGate, mempool: { maxPerSender: 10_000 } })
     try {
-      const tx = transfer(alice, alice.pub, 1)
       lagGate.observe(400, Date.now())
+      const backlog = MAX_BLOCK_TXS / 5
+      for (let i = 0; i < backlog; i++) await node.submitTx(transfer(alice, alice.pub, 1))
+      assert.equal(node.mempoolSize(), backlog, 'a lagging node with no backlog still admits')
+      const tx = transfer(alice, alice.pub, 1)
       await assert.rejects(node.submitTx({ ...tx, signature: Buffer.alloc(64).toString('base64') }), (err: unknown) => err instanceof KithError && err.code === 'NODE_BUSY')
-      assert.equal(node.mempoolSize(), 0)
+      assert.equal(node.mempoolSize(), backlog)
     } finally {
       await node.stop()
     }
