@@ -77,7 +77,8 @@ export function componentOf (frame: CallFrame): string {
 
 const NATIVE_COMPONENT_GROUP = /^native builtins/
 
-export function summariseProfile (path: string, opts: { top?: number, inclusive?: string[] } = {}): ProfileSummary {
+/** `skipMs`: leave out the samples of the profile's first `skipMs` (a process's start-up, say). */
+export function summariseProfile (path: string, opts: { top?: number, inclusive?: string[], skipMs?: number } = {}): ProfileSummary {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile
   const byId = new Map<number, ProfileNode>()
   for (const node of profile.nodes) byId.set(node.id, node)
@@ -87,7 +88,11 @@ export function summariseProfile (path: string, opts: { top?: number, inclusive?
   // Self time per node from the sample stream (timeDeltas[i] precedes samples[i]; the delta
   // that follows a sample is the time it stood for).
   const selfUs = new Map<number, number>()
+  const skipUs = (opts.skipMs ?? 0) * 1000
+  let elapsedUs = 0
   for (let i = 0; i < profile.samples.length; i++) {
+    elapsedUs += profile.timeDeltas[i] ?? 0
+    if (elapsedUs < skipUs) continue
     const dt = profile.timeDeltas[i + 1] ?? 0
     const id = profile.samples[i]
     selfUs.set(id, (selfUs.get(id) ?? 0) + Math.max(0, dt))

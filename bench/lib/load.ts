@@ -127,6 +127,10 @@ export interface OpenLoopResult {
   /** not sent because OPEN_LOOP_MAX_OUTSTANDING requests were unanswered */
   dropped: number
   serverCores: number
+  /** how late this client sent each request after its scheduled time (its own timer and CPU): part of `latencyMs` that is not the server's */
+  sendLateMs: Percentiles
+  /** latency from the actual send */
+  fromSendMs: Percentiles
 }
 
 /**
@@ -137,6 +141,8 @@ export async function openLoop (opts: { port: number, pid: number, rate: number,
   // a connection per request in flight, back here once its answer is in (so all of them, at the end)
   const idle: RawHttpConnection[] = []
   const latencies: number[] = []
+  const late: number[] = []
+  const fromSend: number[] = []
   const errors: Record<string, number> = {}
   const pending = new Set<Promise<void>>()
   let sent = 0
@@ -152,10 +158,13 @@ export async function openLoop (opts: { port: number, pid: number, rate: number,
     if (pending.size >= OPEN_LOOP_MAX_OUTSTANDING) { dropped++; continue }
     sent++
     // from the schedule, or from the send when the timer fired early (never from later: that would hide stalls)
-    const from = Math.min(due, performance.now())
+    const sentAt = performance.now()
+    const from = Math.min(due, sentAt)
+    late.push(sentAt - from)
     const connection = idle.pop() ?? new RawHttpConnection(opts.port)
     const p = connection.request('GET', opts.path()).then((res) => {
       latencies.push(performance.now() - from)
+      fromSend.push(performance.now() - sentAt)
       if (res.status === 200) ok++
       else errors[String(res.status)] = (errors[String(res.status)] ?? 0) + 1
     }, () => { errors.network = (errors.network ?? 0) + 1 }).finally(() => { pending.delete(p); idle.push(connection) })
@@ -174,6 +183,8 @@ export async function openLoop (opts: { port: number, pid: number, rate: number,
     latencyMs: { ...percentiles(latencies), p999: sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(0.999 * sorted.length))] },
     errors,
     dropped,
-    serverCores: ((processCpuSeconds(opts.pid) ?? NaN) - server0) / wall
+    serverCores: ((processCpuSeconds(opts.pid) ?? NaN) - server0) / wall,
+    sendLateMs: percentiles(late),
+    fromSendMs: percentiles(fromSend)
   }
 }

@@ -40,14 +40,30 @@ export async function waitForHttp (child: ChildProcess, port: number, urlPath: s
   }
 }
 
+export interface Rss {
+  total: number
+  /** private memory: the JS heap, malloc, thread stacks */
+  anon: number
+  /** pages of mapped files (lmdb maps its stores): the kernel may drop them under memory pressure */
+  file: number
+}
+
+/** VmRSS of `pid` and its anonymous and file-backed parts, bytes (NaN when unreadable). */
+export function rssOf (pid: number): Rss {
+  let status = ''
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  } catch { /* gone */ }
+  const field = (name: string): number => {
+    const kb = new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1]
+    return kb === undefined ? NaN : Number(kb) * 1024
+  }
+  return { total: field('VmRSS'), anon: field('RssAnon'), file: field('RssFile') }
+}
+
 /** VmRSS of `pid`, bytes (NaN when unreadable). */
 export function rssBytes (pid: number): number {
-  try {
-    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
-    return kb === undefined ? NaN : Number(kb) * 1024
-  } catch {
-    return NaN
-  }
+  return rssOf(pid).total
 }
 
 /** `bin/kith init --home <home> [...args]`; the error carries kith's stderr. */
