@@ -11,7 +11,7 @@
  * author, likes per post and hashtags (Zipf-like ranks, a Pareto tail of likes).
  */
 import { createHash } from 'node:crypto'
-import { statSync } from 'node:fs'
+import { renameSync, rmSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { open } from 'lmdb'
 import { pino } from 'pino'
@@ -75,7 +75,9 @@ export interface PreloadResult {
   followCounts: { f50: [number, number], f200: [number, number], f1000: [number, number], likerLikes: [number, number] }
   /** the best posts of the last 24 hours (likes × 3 + views), best first */
   hotPosts: string[]
-  seconds: { genesis: number, generate: number, state: number, bodies: number, verify: number, total: number }
+  seconds: { genesis: number, generate: number, state: number, bodies: number, compact: number, verify: number, total: number }
+  /** pages holding lmdb's freelist (each lists up to 511 free page numbers) before the compacting copy: chain store, body store */
+  freelistPagesBefore: [number, number]
   bytes: { chain: number, feed: number }
   likesMax: number
   /** posts with at least 1 / 10 / 100 / 1,000 likes */
@@ -396,6 +398,11 @@ export async function preloadFeed (home: string, size: FeedDataSize, log: (line:
   const span = (rs: number[]): [number, number] => rs.length === 0 ? [NaN, NaN] : [Math.min(...rs.map((r) => follows[r].length)), Math.max(...rs.map((r) => follows[r].length))]
   const hot = recent.filter((i) => posts.created[i] >= nowMs - DAY_MS).sort((a, b) => score(b) - score(a)).slice(0, HOT_POSTS)
 
+  const tCompact = performance.now()
+  const freelistPagesBefore: [number, number] = [await compact(dataDir), await compact(path.join(dataDir, 'feed'))]
+  const compactS = seconds(tCompact)
+  log(`feed: compacted both stores in ${compactS.toFixed(1)} s (their freelists took ${freelistPagesBefore.join(' and ')} pages before)`)
+
   const tVerify = performance.now()
   await verify(dataDir, relay, posts, hostedBody, readerIds[0], follows[0].length)
   const verifyS = seconds(tVerify)
@@ -424,11 +431,34 @@ export async function preloadFeed (home: string, size: FeedDataSize, log: (line:
     },
     followCounts: { f50: span(f50), f200: span(f200), f1000: span(f1000), likerLikes: [Math.min(...likerLikes), Math.max(...likerLikes)] },
     hotPosts: hot.map((i) => posts.ids[i]),
-    seconds: { genesis: genesisS, generate: generateS, state: stateS, bodies: bodiesS, verify: verifyS, total: seconds(t0) },
+    seconds: { genesis: genesisS, generate: generateS, state: stateS, bodies: bodiesS, compact: compactS, verify: verifyS, total: seconds(t0) },
+    freelistPagesBefore,
     bytes: { chain: dirBytes(path.join(dataDir, 'data.mdb')), feed: dirBytes(path.join(dataDir, 'feed', 'data.mdb')) },
     likesMax: posts.likes.reduce((m, l) => Math.max(m, l), 0),
     likesAtLeast: likeCounts
   }
+}
+
+/**
+ * Replaces the lmdb store in `dir` by a compacting copy of itself (mdb_env_copy2 with
+ * MDB_CP_COMPACT); answers how many pages its freelist took. The pre-load's dozens of large
+ * transactions leave ~100,000 freed pages on it, and until a node has reused them every one of its
+ * commits spends milliseconds merging that list (perf: mdb_freelist_save → mdb_midl_insert), which
+ * kept 0.8 of the 2 cores busy in lmdb's threads for minutes after start. A node that grew to this
+ * size block by block reuses freed pages as it goes.
+ */
+async function compact (dir: string): Promise<number> {
+  const copy = `${dir}.compact`
+  rmSync(copy, { recursive: true, force: true })
+  const root = open({ path: dir, compression: false, noSync: true, mapSize: 2 ** 38 })
+  const free = (root.getStats() as { free?: { treeLeafPageCount?: number, overflowPages?: number } }).free
+  const freelistPages = (free?.overflowPages ?? 0) + (free?.treeLeafPageCount ?? 0)
+  await root.backup(copy, true)
+  await root.close()
+  renameSync(path.join(copy, 'data.mdb'), path.join(dir, 'data.mdb'))
+  rmSync(path.join(dir, 'lock.mdb'), { force: true })
+  rmSync(copy, { recursive: true, force: true })
+  return freelistPages
 }
 
 /**
