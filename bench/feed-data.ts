@@ -11,7 +11,7 @@
  * author, likes per post and hashtags (Zipf-like ranks, a Pareto tail of likes).
  */
 import { createHash } from 'node:crypto'
-import { renameSync, rmSync, statSync } from 'node:fs'
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { open } from 'lmdb'
 import { pino } from 'pino'
@@ -450,6 +450,7 @@ export async function preloadFeed (home: string, size: FeedDataSize, log: (line:
 async function compact (dir: string): Promise<number> {
   const copy = `${dir}.compact`
   rmSync(copy, { recursive: true, force: true })
+  mkdirSync(copy)
   const root = open({ path: dir, compression: false, noSync: true, mapSize: 2 ** 38 })
   const free = (root.getStats() as { free?: { treeLeafPageCount?: number, overflowPages?: number } }).free
   const freelistPages = (free?.overflowPages ?? 0) + (free?.treeLeafPageCount ?? 0)
