@@ -109,6 +109,8 @@ export interface ScrubBenchResult {
   eld: { baseline: EventLoopDelay, during: EventLoopDelay }
   gc: { baseline: GcSummary, during: GcSummary }
   publish: PublishResult
+  /** 1-minute load average at the start and the end */
+  loadavg: [number, number]
   elapsedMs: number
 }
 
@@ -274,6 +276,7 @@ async function netstatsInChild (job: NetstatsJob): Promise<OpenLoopResult> {
 export async function runScrubBench (config: Partial<ScrubBenchConfig> = {}, log: (line: string) => void = (l) => console.error(l)): Promise<ScrubBenchResult> {
   const cfg: ScrubBenchConfig = { ...DEFAULT_SCRUB_CONFIG, ...config }
   const started = Date.now()
+  const load0 = os.loadavg()[0]
   log(`feed scrub: making a ${cfg.width}×${cfg.height} photo...`)
   const photo = await makePhoto(cfg)
   log(`feed scrub: photo ${photo.jpeg.length} bytes (noise ±${photo.noise.toFixed(1)}), scrubbed ${photo.scrubbedBytes} bytes ${photo.scrubbedWidth}×${photo.scrubbedHeight} in ${Math.round(photo.scrubMs)} ms here`)
@@ -326,6 +329,7 @@ export async function runScrubBench (config: Partial<ScrubBenchConfig> = {}, log
       eld: { baseline: eldBaseline, during: eldDuring },
       gc: { baseline: gcTrace.between(b0, b1), during: gcTrace.between(d0, d1) },
       publish,
+      loadavg: [load0, os.loadavg()[0]],
       elapsedMs: Date.now() - started
     }
   } finally {
@@ -349,7 +353,8 @@ export function formatScrubBench (r: ScrubBenchResult): string {
   return [
     `Photo: ${c.width}×${c.height} JPEG q${c.quality}, ${fmt(r.photo.jpeg.length)} bytes (gradients plus ±${r.photo.noise.toFixed(1)} levels of grain); ` +
       `scrubbed to ${r.photo.scrubbedWidth}×${r.photo.scrubbedHeight}, ${fmt(r.photo.scrubbedBytes)} bytes (${fmt(r.photo.scrubMs)} ms in this process with sharp); ` +
-      `a publish request body is ${fmt(k.bodyBytes)} bytes. Node: fresh \`kith init\` home, SVC_RATE_LIMIT_RPS=0, default media settings (2 image workers, nice 10).`,
+      `a publish request body is ${fmt(k.bodyBytes)} bytes. Node: fresh \`kith init\` home, SVC_RATE_LIMIT_RPS=0, default media settings (2 image workers, nice 10). ` +
+      `1-minute load average ${r.loadavg.map((x) => x.toFixed(1)).join(' → ')} (start → end).`,
     '',
     '| `GET /api/netstats`, fixed schedule | offered /s | s | answered | p50 ms | p99 ms | p99.9 ms | max ms | sampler late p99 / max ms | p99 from the send ms | node event-loop delay p50 / p99 / max ms | node GCs (full), longest pause ms | node cores | errors |',
     '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',

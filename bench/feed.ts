@@ -418,6 +418,11 @@ function listingRow (posts: string, l: ListingResult): string {
     `${fmt(l.okPerSec)} | ${fmt(l.meanBytes)} | ${l.mainCores.toFixed(2)} / ${l.serverCores.toFixed(2)} | ${gc} | ${errs(l.errors)} |`
 }
 
+const loadSpan = (rows: ListingResult[]): string => {
+  const loads = rows.flatMap((l) => l.loadavg)
+  return loads.length === 0 ? 'n/a' : `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`
+}
+
 const mibs = (r: Rss): string => `${mib(r.total)} MiB (${mib(r.anon)} private, ${mib(r.file)} mapped files)`
 
 export function formatFeedBench (r: FeedBenchResult): string {
@@ -445,6 +450,7 @@ export function formatFeedBench (r: FeedBenchResult): string {
       `Start: **${fmt(s.start.readyMs / 1000, 1)} s to ready** (the feed indexes were rebuilt ${fmt(s.start.rebuiltMs / 1000, 1)} s after spawn: ${fmt(s.start.indexedPosts)} posts, ${s.start.removedBodies} bodies dropped as orphans); ` +
         `**RSS ${mibs(s.start.rssAfterStart)}** once up, V8 heap ${fmt(s.start.heapAfterStartMb)} MiB in use after the last full GC (peak ${fmt(s.start.heapPeakStartMb)} MiB during the rebuild); ` +
         `after the phases RSS ${mibs(s.rssAfterPhases)}, heap ${fmt(s.heapAfterPhasesMb)} MiB. ` +
+        `1-minute load average during the phases ${loadSpan(s.listings)} (on ${m.nproc} cores; above ~2, other processes were taking CPU from the node and its clients). ` +
         `Views during the phases: ${fmt(s.views.counted)} counted of ${fmt(s.views.ok)} answered in ${fmt(s.views.seconds)} s (**${fmt(s.views.counted / s.views.seconds)} counted views/s** from ${s.views.addresses} addresses; errors ${errs(s.views.errors)}).`,
       ''
     )
