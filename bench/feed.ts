@@ -125,7 +125,7 @@ export interface SizeResult {
   views: ViewLoadResult
   rssAfterPhases: Rss
   heapAfterPhasesMb: number
-  profile?: { endpoint: string, summary: ProfileSummary, run: PhaseResult }
+  profile?: { endpoint: string, summary: ProfileSummary, run: PhaseResult, startup: ProfileSummary, startMs: number }
 }
 
 export interface FeedBenchResult {
@@ -375,7 +375,8 @@ async function profileRun (home: string, preload: PreloadResult, endpointName: s
     const endpoint = endpoints(preload, cfg).find((e) => e.name === endpointName) as Endpoint
     log(`feed: profiling "${endpointName}" at C=${cfg.profile.concurrency} for ${cfg.profile.durationMs / 1000} s (node --cpu-prof)...`)
     node = await startKith({ home, env: { SVC_RATE_LIMIT_RPS: '0' }, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir], timeoutMs: cfg.startTimeoutMs })
-    const skipMs = node.startMs + cfg.warmupMs
+    const startMs = node.startMs
+    const skipMs = startMs + cfg.warmupMs
     const run = await measure(node, new GcTrace(), endpoint, cfg.profile.concurrency, cfg, cfg.profile.durationMs)
     await node.stop()
     node = undefined
@@ -384,7 +385,9 @@ async function profileRun (home: string, preload: PreloadResult, endpointName: s
     const summary = summariseProfile(path.join(dir, file), {
       top: 25, skipMs, inclusive: ['forYou', 'trending', 'timeline', 'byTag', 'byAuthor', 'ranked', 'present', 'followed', 'exclude', 'localMeta', 'stringify', 'respond']
     })
-    return { endpoint: endpointName, summary, run }
+    // the start-up alone: what the time to ready goes to
+    const startup = summariseProfile(path.join(dir, file), { top: 15, untilMs: startMs, inclusive: ['open', 'add', 'localMeta', 'allViews', 'allMeta', 'scanState', 'insert'] })
+    return { endpoint: endpointName, summary, run, startup, startMs }
   } finally {
     if (node !== undefined) await node.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -473,7 +476,8 @@ export function formatFeedBench (r: FeedBenchResult): string {
   for (const s of r.sizes) {
     if (s.profile === undefined) continue
     lines.push('', `Profile of the node at ${fmt(s.preload.posts)} posts, "${s.profile.endpoint}" at C=${s.profile.run.concurrency} ` +
-      `(${fmt(s.profile.run.okPerSec)} req/s, p99 ${fmt(s.profile.run.latencyMs.p99, 2)} ms under the profiler; start-up left out):`, '', formatProfile(s.profile.summary))
+      `(${fmt(s.profile.run.okPerSec)} req/s, p99 ${fmt(s.profile.run.latencyMs.p99, 2)} ms under the profiler; start-up left out):`, '', formatProfile(s.profile.summary),
+    '', `The same node's start-up (the first ${fmt(s.profile.startMs / 1000, 1)} s, to ready, under the profiler):`, '', formatProfile(s.profile.startup))
   }
   if (r.scrub !== undefined) lines.push('', '### Event loop while photos are published', '', formatScrubBench(r.scrub))
   lines.push('', `Feed benchmark wall time: ${fmt(r.elapsedMs / 1000, 1)} s`)
