@@ -19,7 +19,7 @@
  * Run alone: node dist/bench/feed.js [--quick] [--no-profile] [--no-scrub] [--sizes 10000,1000000]
  */
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
@@ -206,7 +206,6 @@ interface ViewJob { port: number, ratePerSec: number, addresses: string[], hotFi
  * Runs until its stdin closes.
  */
 async function viewLoad (job: ViewJob): Promise<ViewLoadResult> {
-  const { readFileSync } = await import('node:fs')
   const hot = JSON.parse(readFileSync(job.hotFile, 'utf8')) as string[]
   let stop = false
   process.stdin.on('data', () => {})
