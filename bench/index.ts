@@ -14,6 +14,10 @@
  *        network: --no-network, --network-concurrency 64,256,512, --network-rate 500,1000,
  *        --network-duration-ms N, --network-profile (node 0 under --cpu-prof);
  *        relay: --no-relay; media: --no-media.
+ *
+ * Then the feed benchmark (bench/feed.ts: listing latency over 10,000 and 1,000,000 posts beside a
+ * bare Koa floor, and the event loop while photos are published and scrubbed) unless --no-feed;
+ * --quick runs it at 10,000 posts with short phases, --no-profile skips its profiled run.
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -23,6 +27,7 @@ import { opensslEd25519Speed, type OpensslResult } from './lib/openssl.js'
 import { machineInfo } from './lib/proc.js'
 import { DEFAULT_NETWORK_CONFIG, QUICK_NETWORK_CONFIG, formatNetwork, runNetworkBench, type NetworkBenchConfig, type NetworkBenchResult } from './network.js'
 import { QUICK_MEDIA_CONFIG, formatMediaBench, runMediaBench, type MediaBenchResult } from './media.js'
+import { QUICK_FEED_CONFIG, formatFeedBench, runFeedBench, type FeedBenchConfig, type FeedBenchResult } from './feed.js'
 import { QUICK_RELAY_CONFIG, formatRelayBench, runRelayBench, type RelayBenchResult } from './relay.js'
 import { formatThroughput, runThroughputBench, type ThroughputConfig } from './throughput.js'
 
@@ -129,6 +134,14 @@ async function main (): Promise<void> {
     out.push('## Media scrubbing', '', formatMediaBench(media), '')
   }
 
+  let feed: FeedBenchResult | undefined
+  if (!process.argv.includes('--no-feed')) {
+    const feedConfig: Partial<FeedBenchConfig> = quick ? { ...QUICK_FEED_CONFIG } : {}
+    if (process.argv.includes('--no-profile')) feedConfig.profile = null
+    feed = await runFeedBench(feedConfig, log)
+    out.push('## Feed', '', formatFeedBench(feed), '')
+  }
+
   let storage: unknown
   const storageJs = path.join(path.dirname(fileURLToPath(import.meta.url)), 'storage.js')
   if (!quick && !process.argv.includes('--no-storage') && existsSync(storageJs)) {
@@ -146,7 +159,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, relay, media, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, relay, media, feed, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

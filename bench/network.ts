@@ -37,7 +37,8 @@ import { promisify } from 'node:util'
 import { summariseProfile, type ProfileSummary } from './lib/cpuprofile.js'
 import { REPO_ROOT, nodeBinary, prepareWorkload, request, sleep, stopChild, type Workload } from './lib/harness.js'
 import { processCpuSeconds, selfCpuSeconds } from './lib/proc.js'
-import { PROFILE_INCLUSIVE, formatProfile, percentiles, type Percentiles } from './throughput.js'
+import { percentiles, type Percentiles } from './lib/load.js'
+import { PROFILE_INCLUSIVE, formatProfile } from './throughput.js'
 
 const execFileP = promisify(execFile)
 

@@ -32,20 +32,20 @@
  *
  * Run alone: node dist/bench/relay.js [--quick]
  */
-import { spawn, execFile, type ChildProcess } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { allocatedBytes } from '../src/node/disk-limit.js'
 import { RelayStore, canonicalId, type Envelope } from '../src/relay/index.js'
-import { machineInfo, processCpuSeconds, selfCpuSeconds, type MachineInfo } from './lib/proc.js'
-import { REPO_ROOT, freePort, nodeBinary, request, sleep, stopChild } from './lib/harness.js'
-import { RawHttpConnection } from './lib/raw-http.js'
-import { percentiles, type Percentiles } from './throughput.js'
+import { machineInfo, type MachineInfo } from './lib/proc.js'
+import { request, stopChild } from './lib/harness.js'
+import { closedLoop, openLoop, type OpenLoopResult, type PhaseResult } from './lib/load.js'
+import { bareGet, inChild, kithInit, rssBytes, runChildMode, startBareKoa, startKith, type BareApp, type KithProcess } from './lib/processes.js'
 
 const execFileP = promisify(execFile)
 
@@ -92,7 +92,6 @@ export const QUICK_RELAY_CONFIG: Partial<RelayBenchConfig> = {
   rounds: 1
 }
 
-const STARTUP_TIMEOUT_MS = 60_000
 const SPREAD_SECONDS = 3 * 3600
 /** envelopes handed to lmdb at once during the pre-load (its async transactions batch into one commit) */
 const LOAD_BATCH = 2_000
@@ -112,36 +111,6 @@ export interface LoadResult {
   mergeSeconds: number
   /** size of <home>/data/relay after the load, bytes */
   dbBytes: number
-}
-
-export interface PhaseResult {
-  concurrency: number
-  durationMs: number
-  requests: number
-  ok: number
-  /** ok answers / wall seconds */
-  okPerSec: number
-  latencyMs: Percentiles
-  errors: Record<string, number>
-  firstErrors: string[]
-  /** CPU seconds / wall seconds of the server process (all threads) and of this client process */
-  serverCores: number
-  clientCores: number
-  loadavg: [number, number]
-}
-
-export interface OpenLoopResult {
-  offeredPerSec: number
-  durationMs: number
-  sent: number
-  ok: number
-  okPerSec: number
-  /** from each request's scheduled send time, so a stall delays every request queued behind it */
-  latencyMs: Percentiles & { p999: number }
-  errors: Record<string, number>
-  /** not sent because OPEN_LOOP_MAX_OUTSTANDING requests were unanswered */
-  dropped: number
-  serverCores: number
 }
 
 export interface RelayBenchResult {
@@ -172,24 +141,6 @@ export interface RelayBenchResult {
 
 // ---------------------------------------------------------------------------------------
 // helpers
-
-async function waitForHttp (child: ChildProcess, port: number, urlPath: string, output: () => string): Promise<void> {
-  const agent = new http.Agent({ keepAlive: false })
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS
-  try {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`process exited during startup (code ${child.exitCode}):\n${output()}`)
-      try {
-        const res = await request(agent, port, 'GET', urlPath)
-        if (res.status === 200) return
-      } catch { /* not listening yet */ }
-      if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`no answer on port ${port} within ${STARTUP_TIMEOUT_MS} ms:\n${output()}`) }
-      await sleep(50)
-    }
-  } finally {
-    agent.destroy()
-  }
-}
 
 // ---------------------------------------------------------------------------------------
 // workload
@@ -268,29 +219,7 @@ async function preload (relayDir: string, cfg: RelayBenchConfig, log: (l: string
  * measures would count (observed: inbox p99 13-22 ms from this process, 4-5 ms from a fresh one).
  */
 async function preloadInChild (relayDir: string, cfg: RelayBenchConfig, log: (l: string) => void): Promise<{ load: LoadResult, mailboxes: string[] }> {
-  return await inChild('--preload', [relayDir, JSON.stringify(cfg)], log)
-}
-
-/**
- * Runs this file with `mode` in a child process and parses the JSON it writes to stdout (see the
- * end of this file); each line of its stderr goes to `log` when given.
- */
-async function inChild<T> (mode: string, args: string[], log?: (l: string) => void): Promise<T> {
-  const child = spawn(nodeBinary(), [fileURLToPath(import.meta.url), mode, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  let err = ''
-  child.stdout.on('data', (d: Buffer) => { out += d.toString() })
-  child.stderr.on('data', (d: Buffer) => {
-    err += d.toString()
-    if (log === undefined) return
-    for (let nl = err.indexOf('\n'); nl >= 0; nl = err.indexOf('\n')) {
-      log(err.slice(0, nl))
-      err = err.slice(nl + 1)
-    }
-  })
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  if (code !== 0) throw new Error(`the ${mode} child exited with ${String(code)}: ${err.slice(-2000)}`)
-  return JSON.parse(out) as T
+  return await inChild(import.meta.url, '--preload', [relayDir, JSON.stringify(cfg)], log)
 }
 
 /**
@@ -315,72 +244,7 @@ function broadcastBodies (mailboxes: readonly string[], ciphertextBytes: number)
 const best = (points: PhaseResult[]): PhaseResult => points.reduce((a, b) => (b.okPerSec > a.okPerSec ? b : a))
 
 // ---------------------------------------------------------------------------------------
-// closed-loop load generator
-
-async function closedLoop (opts: {
-  port: number
-  pid: number
-  concurrency: number
-  durationMs: number
-  next: () => { method: string, path: string, body?: Buffer } | undefined
-  onOk?: (body: string) => void
-}): Promise<PhaseResult> {
-  const connections = Array.from({ length: opts.concurrency }, () => new RawHttpConnection(opts.port))
-  const latencies: number[] = []
-  const errors: Record<string, number> = {}
-  const firstErrors: string[] = []
-  let requests = 0
-  let ok = 0
-  const load0 = os.loadavg()[0]
-  const server0 = processCpuSeconds(opts.pid) ?? NaN
-  const self0 = selfCpuSeconds()
-  const t0 = performance.now()
-  const deadline = t0 + opts.durationMs
-  const worker = async (connection: RawHttpConnection): Promise<void> => {
-    while (performance.now() < deadline) {
-      const req = opts.next()
-      if (req === undefined) return
-      requests++
-      const sent = performance.now()
-      try {
-        const res = await connection.request(req.method, req.path, req.body)
-        latencies.push(performance.now() - sent)
-        if (res.status === 200) {
-          ok++
-          opts.onOk?.(res.body.toString('utf8'))
-        } else {
-          const key = String(res.status)
-          errors[key] = (errors[key] ?? 0) + 1
-          if (firstErrors.length < 5) firstErrors.push(`${res.status} ${res.body.toString('utf8', 0, 200)}`)
-        }
-      } catch (err) {
-        errors.network = (errors.network ?? 0) + 1
-        if (firstErrors.length < 5) firstErrors.push(String(err))
-      }
-    }
-  }
-  await Promise.all(connections.map(worker))
-  const wall = (performance.now() - t0) / 1000
-  const server1 = processCpuSeconds(opts.pid) ?? NaN
-  const self1 = selfCpuSeconds()
-  for (const c of connections) c.close()
-  return {
-    concurrency: opts.concurrency,
-    durationMs: opts.durationMs,
-    requests,
-    ok,
-    okPerSec: ok / wall,
-    latencyMs: percentiles(latencies),
-    errors,
-    firstErrors,
-    serverCores: (server1 - server0) / wall,
-    clientCores: (self1 - self0) / wall,
-    loadavg: [load0, os.loadavg()[0]]
-  }
-}
-
-/** An open-loop sender drops (and counts) a send when this many requests are unanswered. */
-const OPEN_LOOP_MAX_OUTSTANDING = 256
+// open loop, from a child process
 
 /** What an open-loop child needs: the node, the offered rate, and the mailboxes whose inboxes it reads. */
 interface OpenLoopJob { port: number, pid: number, rate: number, durationMs: number, mailboxesFile: string, limit: number }
@@ -391,7 +255,7 @@ interface OpenLoopJob { port: number, pid: number, rate: number, durationMs: num
  * bodies) would be counted as the node's latency.
  */
 async function openLoopInChild (job: OpenLoopJob): Promise<OpenLoopResult> {
-  return await inChild('--open-loop', [JSON.stringify(job)])
+  return await inChild(import.meta.url, '--open-loop', [JSON.stringify(job)])
 }
 
 async function openLoopJob (job: OpenLoopJob): Promise<OpenLoopResult> {
@@ -399,106 +263,6 @@ async function openLoopJob (job: OpenLoopJob): Promise<OpenLoopResult> {
   const inboxPath = (): string => `/relay/inbox?pub=${mailboxes[Math.floor(Math.random() * mailboxes.length)]}&limit=${job.limit}`
   return await openLoop({ ...job, path: inboxPath })
 }
-
-/**
- * Requests on a fixed schedule, one every 1/rate s whether or not earlier ones were answered;
- * each latency runs from the scheduled time (no coordinated omission).
- */
-async function openLoop (opts: { port: number, pid: number, rate: number, durationMs: number, path: () => string }): Promise<OpenLoopResult> {
-  // a connection per request in flight, back here once its answer is in (so all of them, at the end)
-  const idle: RawHttpConnection[] = []
-  const latencies: number[] = []
-  const errors: Record<string, number> = {}
-  const pending = new Set<Promise<void>>()
-  let sent = 0
-  let ok = 0
-  let dropped = 0
-  const server0 = processCpuSeconds(opts.pid) ?? NaN
-  const t0 = performance.now()
-  const total = Math.floor(opts.rate * opts.durationMs / 1000)
-  for (let i = 0; i < total; i++) {
-    const due = t0 + i * 1000 / opts.rate
-    const wait = due - performance.now()
-    if (wait > 1) await sleep(wait)
-    if (pending.size >= OPEN_LOOP_MAX_OUTSTANDING) { dropped++; continue }
-    sent++
-    // from the schedule, or from the send when the timer fired early (never from later: that would hide stalls)
-    const from = Math.min(due, performance.now())
-    const connection = idle.pop() ?? new RawHttpConnection(opts.port)
-    const p = connection.request('GET', opts.path()).then((res) => {
-      latencies.push(performance.now() - from)
-      if (res.status === 200) ok++
-      else errors[String(res.status)] = (errors[String(res.status)] ?? 0) + 1
-    }, () => { errors.network = (errors.network ?? 0) + 1 }).finally(() => { pending.delete(p); idle.push(connection) })
-    pending.add(p)
-  }
-  await Promise.all(pending)
-  const wall = (performance.now() - t0) / 1000
-  for (const c of idle) c.close()
-  const sorted = Float64Array.from(latencies).sort()
-  return {
-    offeredPerSec: opts.rate,
-    durationMs: opts.durationMs,
-    sent,
-    ok,
-    okPerSec: ok / wall,
-    latencyMs: { ...percentiles(latencies), p999: sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(0.999 * sorted.length))] },
-    errors,
-    dropped,
-    serverCores: ((processCpuSeconds(opts.pid) ?? NaN) - server0) / wall
-  }
-}
-
-function rssBytes (pid: number): number {
-  try {
-    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
-    return kb === undefined ? NaN : Number(kb) * 1024
-  } catch {
-    return NaN
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// bare Koa
-
-const KOA_APP = `
-const Koa = require(process.env.KOA_PATH)
-const app = new Koa()
-app.use((ctx) => { ctx.body = { ok: true, name: 'kith', version: '0.0.0' } })
-app.listen(Number(process.env.PORT), '127.0.0.1')
-`
-
-/** The same, answering every request with the JSON text of the file PAGE_FILE (an inbox page). */
-const KOA_PAGE_APP = `
-const Koa = require(process.env.KOA_PATH)
-const page = require('node:fs').readFileSync(process.env.PAGE_FILE, 'latin1')
-const app = new Koa()
-app.use((ctx) => { ctx.type = 'application/json'; ctx.body = page })
-app.listen(Number(process.env.PORT), '127.0.0.1')
-`
-
-/** A bare Koa app in its own process, warmed up; idle until measured. */
-async function startBaseline (cfg: RelayBenchConfig, script = KOA_APP, env: Record<string, string> = {}): Promise<{ port: number, pid: number, child: ChildProcess }> {
-  const port = await freePort()
-  let out = ''
-  const child = spawn(nodeBinary(), ['-e', script], {
-    env: { ...process.env, ...env, PORT: String(port), KOA_PATH: path.join(REPO_ROOT, 'node_modules', 'koa') },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  child.stdout?.on('data', (d: Buffer) => { out += d.toString() })
-  child.stderr?.on('data', (d: Buffer) => { out += d.toString() })
-  try {
-    await waitForHttp(child, port, '/', () => out)
-    const pid = child.pid as number
-    await closedLoop({ port, pid, concurrency: cfg.baseline.concurrencies[0], durationMs: 1000, next: baselineReq })
-    return { port, pid, child }
-  } catch (err) {
-    await stopChild(child)
-    throw err
-  }
-}
-
-const baselineReq = (): { method: string, path: string } => ({ method: 'GET', path: '/' })
 
 // ---------------------------------------------------------------------------------------
 // the benchmark
@@ -509,19 +273,11 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
   const machine = machineInfo()
   const load0 = os.loadavg()[0]
   const home = mkdtempSync(path.join(os.tmpdir(), 'kith-bench-relay-'))
-  const bin = path.join(REPO_ROOT, 'bin', 'kith')
-  const nodeBin = nodeBinary()
-  const env = { ...process.env, PATH: `${path.join(REPO_ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}` }
-  let child: ChildProcess | undefined
-  let bare: { port: number, pid: number, child: ChildProcess } | undefined
-  let pageApp: { port: number, pid: number, child: ChildProcess } | undefined
+  let node: KithProcess | undefined
+  let bare: BareApp | undefined
+  let pageApp: BareApp | undefined
   try {
-    try {
-      await execFileP(nodeBin, [bin, 'init', '--home', home], { env, maxBuffer: 1 << 20, timeout: STARTUP_TIMEOUT_MS })
-    } catch (err) {
-      const stderr = (err as { stderr?: string }).stderr ?? ''
-      throw new Error(`\`kith init\` failed: ${stderr.trim() || String(err).slice(0, 300)}`, { cause: err })
-    }
+    await kithInit(home)
 
     log(`relay: pre-loading up to ${cfg.envelopes} envelopes over ${cfg.mailboxes} mailboxes (budget ${cfg.loadBudgetMs / 1000} s)...`)
     const { load, mailboxes } = await preloadInChild(path.join(home, 'data', 'relay'), cfg, log)
@@ -534,27 +290,8 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
 
     const nextBody = broadcastBodies(mailboxes, cfg.ciphertextBytes)
 
-    const port = await freePort()
-    let out = ''
-    let warn = 0
-    let stopping = false
-    const startT = performance.now()
-    child = spawn(nodeBin, [bin, 'start', '--home', home, '--stats-addr', `127.0.0.1:${port}`,
-      '--p2p-listen', '/ip4/127.0.0.1/tcp/0', '--log-level', 'warn'], {
-      env: { ...env, SVC_RATE_LIMIT_RPS: '0', SVC_RELAY_SENDER_RPS: '0' },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    const onData = (d: Buffer): void => {
-      const text = d.toString()
-      warn += text.split('\n').filter((l) => l.trim() !== '').length
-      out = (out + text).slice(-20_000)
-    }
-    child.stdout?.on('data', onData)
-    child.stderr?.on('data', onData)
-    child.once('exit', (code, signal) => { if (!stopping) log(`relay: the node exited during the run (code ${String(code)}, signal ${String(signal)}); its output:\n${out.slice(-4000)}`) })
-    await waitForHttp(child, port, '/api/well-known-version', () => out)
-    const nodeStartMs = performance.now() - startT
-    const pid = child.pid as number
+    node = await startKith({ home, env: { SVC_RATE_LIMIT_RPS: '0', SVC_RELAY_SENDER_RPS: '0' }, log: (l) => log(`relay: ${l}`) })
+    const { port, pid, startMs: nodeStartMs } = node
     const rssAfterStart = rssBytes(pid)
     log(`relay: node up in ${Math.round(nodeStartMs)} ms, RSS ${Math.round(rssAfterStart / 2 ** 20)} MiB`)
 
@@ -585,7 +322,7 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
     const pageFile = path.join(home, 'inbox-page.json')
     const page = await request(new http.Agent(), port, 'GET', inboxReq().path)
     writeFileSync(pageFile, page.body, 'latin1')
-    pageApp = await startBaseline(cfg, KOA_PAGE_APP, { PAGE_FILE: pageFile })
+    pageApp = await startBareKoa({ warmupConcurrency: cfg.baseline.concurrencies[0], pageFile })
     const floorReq = (): { method: string, path: string } => ({ method: 'GET', path: inboxReq().path })
     await closedLoop({ port: pageApp.port, pid: pageApp.pid, concurrency: cfg.inbox.concurrency, durationMs: 1000, next: floorReq })
     const floor = await closedLoop({ port: pageApp.port, pid: pageApp.pid, concurrency: cfg.inbox.concurrency, durationMs: cfg.inbox.durationMs, next: floorReq })
@@ -607,7 +344,7 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
     // same state of a shared (noisy) host; the idle process of the pair costs nothing.
     const broadcastReq = (): { method: string, path: string, body: Buffer } => ({ method: 'POST', path: '/relay/broadcast', body: nextBody() })
     await closedLoop({ port, pid, concurrency: cfg.broadcast.concurrencies[0], durationMs: 1000, next: broadcastReq })
-    bare = await startBaseline(cfg)
+    bare = await startBareKoa({ warmupConcurrency: cfg.baseline.concurrencies[0] })
     const broadcastSweep: PhaseResult[] = []
     const baselineSweep: PhaseResult[] = []
     const baselinePostSweep: PhaseResult[] = []
@@ -617,7 +354,7 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
       for (const concurrency of concurrencies) {
         if (cfg.baseline.concurrencies.includes(concurrency)) {
           log(`relay: round ${round}/${cfg.rounds}: bare Koa, C=${concurrency}, ${cfg.baseline.durationMs / 1000} s...`)
-          const r = await closedLoop({ port: bare.port, pid: bare.pid, concurrency, durationMs: cfg.baseline.durationMs, next: baselineReq })
+          const r = await closedLoop({ port: bare.port, pid: bare.pid, concurrency, durationMs: cfg.baseline.durationMs, next: bareGet })
           log(`relay: bare Koa C=${concurrency}: ${Math.round(r.okPerSec)} req/s`)
           baselineSweep.push(r)
           const post = await closedLoop({ port: bare.port, pid: bare.pid, concurrency, durationMs: cfg.baseline.durationMs, next: baselinePostReq })
@@ -637,9 +374,9 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
     const baselinePost = { best: best(baselinePostSweep), points: baselinePostSweep }
 
     const rssAfterPhases = rssBytes(pid)
-    stopping = true
-    await stopChild(child)
-    child = undefined
+    const warn = node.lines()
+    await node.stop()
+    node = undefined
 
     return {
       config: cfg,
@@ -662,7 +399,7 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
       elapsedMs: Date.now() - started
     }
   } finally {
-    if (child !== undefined) await stopChild(child)
+    if (node !== undefined) await node.stop()
     if (bare !== undefined) await stopChild(bare.child)
     if (pageApp !== undefined) await stopChild(pageApp.child)
     rmSync(home, { recursive: true, force: true })
@@ -765,20 +502,11 @@ export function formatRelayBench (r: RelayBenchResult): string {
 }
 
 /** The child modes (see `inChild`): their result as JSON on stdout. */
-const childModes: Record<string, (args: string[]) => Promise<unknown>> = {
+const isChild = runChildMode(import.meta.url, {
   '--preload': async ([relayDir, cfg]) => await preload(relayDir, JSON.parse(cfg) as RelayBenchConfig, (l) => console.error(l)),
   '--open-loop': async ([job]) => await openLoopJob(JSON.parse(job) as OpenLoopJob)
-}
-
-const childMode = process.argv[2] !== undefined ? childModes[process.argv[2]] : undefined
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href && childMode !== undefined) {
-  childMode(process.argv.slice(3)).then((r) => {
-    process.stdout.write(JSON.stringify(r))
-  }, (err: unknown) => {
-    console.error(err)
-    process.exitCode = 1
-  })
-} else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+})
+if (!isChild && process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const quick = process.argv.includes('--quick')
   runRelayBench(quick ? QUICK_RELAY_CONFIG : {}).then((r) => {
     console.log(formatRelayBench(r))

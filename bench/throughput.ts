@@ -28,6 +28,7 @@ import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { summariseProfile, type ProfileSummary } from './lib/cpuprofile.js'
 import { REPO_ROOT, freePort, nodeBinary, prepareWorkload, request, sleep, stopChild, type Workload } from './lib/harness.js'
+import { percentiles, type Percentiles } from './lib/load.js'
 import { processCpuSeconds, selfCpuSeconds } from './lib/proc.js'
 
 const execFileP = promisify(execFile)
@@ -71,13 +72,6 @@ const STARTUP_TIMEOUT_MS = 30_000
 // ---------------------------------------------------------------------------------------
 // results
 
-export interface Percentiles {
-  n: number
-  p50: number
-  p90: number
-  p99: number
-  max: number
-}
 
 export interface RunResult {
   concurrency: number
@@ -132,13 +126,6 @@ export interface ThroughputResult {
 
 // ---------------------------------------------------------------------------------------
 // helpers
-
-export function percentiles (values: number[]): Percentiles {
-  if (values.length === 0) return { n: 0, p50: NaN, p90: NaN, p99: NaN, max: NaN }
-  const sorted = Float64Array.from(values).sort()
-  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
-  return { n: sorted.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1] }
-}
 
 // ---------------------------------------------------------------------------------------
 // prepared workload

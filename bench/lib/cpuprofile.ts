@@ -77,7 +77,8 @@ export function componentOf (frame: CallFrame): string {
 
 const NATIVE_COMPONENT_GROUP = /^native builtins/
 
-export function summariseProfile (path: string, opts: { top?: number, inclusive?: string[] } = {}): ProfileSummary {
+/** `skipMs` / `untilMs`: only the samples from `skipMs` to `untilMs` after the profile's start (leave out a process's start-up, or keep only it). */
+export function summariseProfile (path: string, opts: { top?: number, inclusive?: string[], skipMs?: number, untilMs?: number } = {}): ProfileSummary {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile
   const byId = new Map<number, ProfileNode>()
   for (const node of profile.nodes) byId.set(node.id, node)
@@ -87,7 +88,12 @@ export function summariseProfile (path: string, opts: { top?: number, inclusive?
   // Self time per node from the sample stream (timeDeltas[i] precedes samples[i]; the delta
   // that follows a sample is the time it stood for).
   const selfUs = new Map<number, number>()
+  const skipUs = (opts.skipMs ?? 0) * 1000
+  const untilUs = (opts.untilMs ?? Infinity) * 1000
+  let elapsedUs = 0
   for (let i = 0; i < profile.samples.length; i++) {
+    elapsedUs += profile.timeDeltas[i] ?? 0
+    if (elapsedUs < skipUs || elapsedUs > untilUs) continue
     const dt = profile.timeDeltas[i + 1] ?? 0
     const id = profile.samples[i]
     selfUs.set(id, (selfUs.get(id) ?? 0) + Math.max(0, dt))

@@ -26,7 +26,8 @@ export class RawHttpConnection {
   private received: Buffer | undefined
   private waiting: { resolve: (a: RawAnswer) => void, reject: (err: Error) => void } | undefined
 
-  constructor (private readonly port: number, private readonly host = '127.0.0.1') {}
+  /** `localAddress`: the source address to connect from (e.g. 127.0.0.x, so a server that keys on the client address sees several clients) */
+  constructor (private readonly port: number, private readonly host = '127.0.0.1', private readonly localAddress?: string) {}
 
   /** Sends one request and resolves with its answer; a connection lost on the way rejects, and the next request reconnects. */
   request (method: string, urlPath: string, body?: Buffer): Promise<RawAnswer> {
@@ -50,7 +51,7 @@ export class RawHttpConnection {
 
   private connect (): void {
     this.received = undefined
-    const socket = net.connect(this.port, this.host)
+    const socket = net.connect({ port: this.port, host: this.host, ...(this.localAddress !== undefined ? { localAddress: this.localAddress } : {}) })
     socket.setNoDelay(true)
     socket.setTimeout(REQUEST_TIMEOUT_MS, () => socket.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)))
     // events of a connection already replaced must not touch the request on the new one

@@ -114,19 +114,25 @@ export class FeedIndex {
 
   /** Posts of all `authors`, newest first: a heap merge of their lists. */
   timeline (authors: Iterable<string>, page: Page): IndexedPost[] {
-    const heap = new Heap<Cursor>(newestFirst)
+    const cursors: Cursor[] = []
     for (const author of authors) {
       const list = this.authors.get(author)
       if (list === undefined) continue
       const at = startOf(list, page.before)
-      if (at >= 0) heap.push({ list: list.items, at })
+      if (at >= 0) cursors.push({ list: list.items, at })
     }
+    const heap = new Heap<Cursor>(newestFirst, cursors)
     const out: IndexedPost[] = []
     while (out.length < page.limit) {
-      const top = heap.pop()
+      const top = heap.peek()
       if (top === undefined) break
       out.push(top.list[top.at])
-      if (top.at > 0) heap.push({ list: top.list, at: top.at - 1 })
+      if (top.at > 0) {
+        top.at -= 1
+        heap.topChanged()
+      } else {
+        heap.pop()
+      }
     }
     return out
   }
@@ -154,20 +160,26 @@ export class FeedIndex {
 
   private ranked (fromMs: number, limit: number, exclude: (post: IndexedPost) => boolean, maxScan: number, nowMs: number): IndexedPost[] {
     this.prune(nowMs)
-    const heap = new Heap<Cursor>(bestFirst)
     const firstHour = hourOf(fromMs)
+    const cursors: Cursor[] = []
     for (const [hour, bucket] of this.hours) {
-      if (hour >= firstHour && bucket.length > 0) heap.push({ list: bucket.items, at: 0 })
+      if (hour >= firstHour && bucket.length > 0) cursors.push({ list: bucket.items, at: 0 })
     }
+    const heap = new Heap<Cursor>(bestFirst, cursors)
     const out: IndexedPost[] = []
     let scanned = 0
     while (out.length < limit && scanned < maxScan) {
-      const top = heap.pop()
+      const top = heap.peek()
       if (top === undefined) break
       const post = top.list[top.at]
       scanned += 1
       if (post.created >= fromMs && !exclude(post)) out.push(post)
-      if (top.at + 1 < top.list.length) heap.push({ list: top.list, at: top.at + 1 })
+      if (top.at + 1 < top.list.length) {
+        top.at += 1
+        heap.topChanged()
+      } else {
+        heap.pop()
+      }
     }
     return out
   }

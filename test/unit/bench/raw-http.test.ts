@@ -27,6 +27,10 @@ describe('RawHttpConnection', () => {
         } else if (req.url === '/close') {
           res.writeHead(200, { 'Content-Length': 2, Connection: 'close' })
           res.end('ok')
+        } else if (req.url === '/whoami') {
+          const from = req.socket.remoteAddress ?? ''
+          res.writeHead(200, { 'Content-Length': Buffer.byteLength(from) })
+          res.end(from)
         } else if (req.url === '/chunked') {
           res.write('no length')
           res.end()
@@ -87,6 +91,12 @@ describe('RawHttpConnection', () => {
     const first = c.request('GET', '/pieces')
     await assert.rejects(c.request('GET', '/pieces'), /already in flight/)
     assert.equal((await first).status, 200)
+    c.close()
+  })
+
+  test('connects from the given local address', async () => {
+    const c = new RawHttpConnection(port, '127.0.0.1', '127.0.0.9')
+    assert.equal((await c.request('GET', '/whoami')).body.toString(), '127.0.0.9')
     c.close()
   })
 })

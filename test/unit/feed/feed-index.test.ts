@@ -155,3 +155,28 @@ test('trending and for-you agree with a brute-force sort over random data', () =
   const expected = live.filter((p) => p.created >= NOW - 48 * H && !exclude(p)).sort(compareRank).slice(0, 30)
   assert.deepEqual(ids(index.forYou(30, NOW, exclude, 10_000)), ids(expected))
 })
+
+test('timeline agrees with a brute-force sort over random data, page by page', () => {
+  let seed = 7
+  const rnd = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n }
+  const index = new FeedIndex()
+  // 60 authors, some with many posts, some with one; many posts share a millisecond
+  for (let n = 1; n <= 1500; n++) index.add(post(n, `author${rnd(rnd(60) + 1)}`, NOW - rnd(400) * 1000 - rnd(3)))
+  for (let n = 1; n <= 1500; n += 7) index.remove(pid(n))
+  const live = [...Array(1500).keys()].map((i) => index.get(pid(i + 1))).filter((p): p is IndexedPost => p !== undefined)
+  for (const followed of [['author0'], ['author1', 'author5', 'nobody'], [...Array(60).keys()].map((a) => `author${a}`), [...Array(30).keys()].map((a) => `author${2 * a + 1}`)]) {
+    const expected = live.filter((p) => followed.includes(p.author)).sort((a, b) => compareTime(b, a))
+    for (const limit of [1, 7, 50, 2000]) {
+      const seen: IndexedPost[] = []
+      let before: { created: number, id: string } | undefined
+      for (;;) {
+        const page = index.timeline(followed, { limit, ...(before !== undefined ? { before } : {}) })
+        seen.push(...page)
+        if (page.length < limit) break
+        const last = page.at(-1) as IndexedPost
+        before = { created: last.created, id: last.id }
+      }
+      assert.deepEqual(ids(seen), ids(expected), `${followed.length} authors, pages of ${limit}`)
+    }
+  }
+})
