@@ -53,6 +53,7 @@ export interface BridgedNode {
   storedBlock (height: number): StoredBlock | undefined
   checkAdmitting (): void
   checkTx (tx: Transaction): Promise<CheckedTx>
+  preverify (txs: readonly Transaction[]): Promise<void>
   admit (checked: CheckedTx): Promise<void>
   /** throws a KithError when the block is invalid; that is all the bridge looks at */
   checkBlock (block: Block, hash: string, opts: { localTime?: boolean }): unknown
@@ -175,7 +176,7 @@ export class NetworkBridge {
     const early = this.nextProposals.filter((p) => p.height === height)
     this.nextProposals = []
     // After the engine has entered the height (this runs while its input is being built).
-    if (early.length > 0) setImmediate(() => { for (const p of early) this.acceptProposal(p) })
+    if (early.length > 0) setImmediate(() => { for (const p of early) void this.acceptProposal(p) })
   }
 
   commitIsValid (commit: Commit, validators: Validator[]): boolean {
@@ -261,7 +262,7 @@ export class NetworkBridge {
     return outcomes.includes('accept') ? 'accept' : 'ignore'
   }
 
-  private acceptProposal (p: Proposal): Validation {
+  private async acceptProposal (p: Proposal): Promise<Validation> {
     const height = this.node.head().height + 1
     if (p.height < height) return 'ignore'
     const signature = fromBase64(p.signature)
@@ -271,6 +272,9 @@ export class NetworkBridge {
       return 'ignore'
     }
     if (p.proposer !== this.node.proposerOf(p.height, p.round)) return 'reject'
+    await this.node.preverify(p.block.txs)
+    // the node may have committed this height (block sync) while the pool verified
+    if (p.height !== this.node.head().height + 1) return 'ignore'
     let valid = true
     try {
       this.node.checkBlock(p.block, p.block_hash, { localTime: true })
@@ -342,7 +346,7 @@ export class NetworkBridge {
       }
       const response = decode(CatchUpResponseSchema, await this.port.request(peerId, encode(request), { timeoutMs: 5000 }))
       if (response === undefined) return
-      for (const p of response.proposals) this.acceptProposal(p)
+      for (const p of response.proposals) await this.acceptProposal(p)
       for (const v of response.votes) this.acceptVote(v)
     } catch (err) {
       this.log.debug({ err, peerId }, 'catch-up request failed')

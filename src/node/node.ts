@@ -102,6 +102,8 @@ export class KithNode {
   private readonly driver: ConsensusDriver
   /** blocks built or checked at the current height, by hash */
   private readonly executed = new Map<string, ExecutedBlock>()
+  /** `${id}|${signature}` of proposed transactions whose signatures the pool verified (preverify) */
+  private readonly preverified = new Set<string>()
   /** serialises commits from consensus and from block sync */
   private commitChain: Promise<void> = Promise.resolve()
   private readonly submissionChecks: SubmissionCheck[] = []
@@ -394,11 +396,29 @@ export class KithNode {
       chainId: this.genesis.chain_id,
       prevHash: head.hash,
       prevStateRoot: head.state_root,
-      checkSignature: (tx) => this.mempool.get(tx.id)?.signature === tx.signature || verifyTxSignature(tx)
+      checkSignature: (tx) => this.mempool.get(tx.id)?.signature === tx.signature || this.preverified.has(`${tx.id}|${tx.signature}`) || verifyTxSignature(tx)
     })
     const executed = { writes: execution.writes, stateRoot: execution.stateRoot, settled: block.txs.map((tx) => tx.id) }
     this.executed.set(hash, executed)
     return executed
+  }
+
+  /**
+   * Verifies on the worker pool the signatures of those of `txs` this node does not hold (gossip
+   * lost them, or dropped them while the node was busy), so that checking the block does not
+   * verify them one by one on the event loop, where consensus waits for it.
+   */
+  async preverify (txs: readonly Transaction[]): Promise<void> {
+    const pool = this.opts.verifyPool
+    if (pool === undefined) return
+    const unheld = txs.filter((tx) => this.mempool.get(tx.id)?.signature !== tx.signature && !this.preverified.has(`${tx.id}|${tx.signature}`))
+    const results = await Promise.all(unheld.map(async (tx) => {
+      const signature = fromBase64(tx.signature)
+      return signature !== undefined && await pool.verify(signingBytes(tx), signature, Buffer.from(tx.from, 'hex'))
+    }))
+    // bounded: a few proposals' worth at most, emptied at every commit
+    if (this.preverified.size > 4 * MAX_BLOCK_TXS) this.preverified.clear()
+    unheld.forEach((tx, i) => { if (results[i]) this.preverified.add(`${tx.id}|${tx.signature}`) })
   }
 
   /** A block consensus decided: commit it unless block sync already did. */
@@ -425,6 +445,7 @@ export class KithNode {
         block, hash, commit, writes: executed.writes, stateRoot: executed.stateRoot, removePending: executed.settled
       })
       this.executed.clear()
+      this.preverified.clear()
       committed = true
       const dropped = this.mempool.rebase(this.store, executed.settled, this.admissionContext())
       if (dropped.length > 0) {

@@ -72,6 +72,7 @@ export interface BlockInfo {
   /** ISO 8601, the header's time */
   time: string
   tx_ids: string[]
+  commit: { round: number } | null
 }
 
 export async function blockAt (node: NodeProcess, height: number): Promise<BlockInfo> {

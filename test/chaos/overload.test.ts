@@ -108,7 +108,7 @@ describe('chaos: four validators overloaded by 512 and 2048 clients', { timeout:
     const { nodes, accounts } = net
     const watch = new ExitWatch(nodes)
     const accepted = new Set<string>()
-    const phases: Array<PhaseStats & { from: number, to: number, gap: { gapMs: number, at: number }, committedPerSec: number }> = []
+    const phases: Array<PhaseStats & { from: number, to: number, gap: { gapMs: number, at: number }, committedPerSec: number, pastRound0: number }> = []
     for (const clients of [512, 2048]) {
       const from = Math.max(...(await heights(nodes)).map((h) => h ?? 0))
       const t0 = Date.now()
@@ -117,8 +117,13 @@ describe('chaos: four validators overloaded by 512 and 2048 clients', { timeout:
       const to = Math.min(...(await heights(nodes)).map((h) => h ?? 0))
       const gap = await longestGap(nodes[0], from, to)
       let committed = 0
-      for (let h = from + 1; h <= to; h++) committed += (await blockAt(nodes[0], h)).tx_ids.length
-      phases.push({ ...stats, from, to, gap, committedPerSec: Math.round(committed / seconds) })
+      const rounds: number[] = []
+      for (let h = from + 1; h <= to; h++) {
+        const block = await blockAt(nodes[0], h)
+        committed += block.tx_ids.length
+        rounds.push(block.commit?.round ?? 0)
+      }
+      phases.push({ ...stats, from, to, gap, committedPerSec: Math.round(committed / seconds), pastRound0: rounds.filter((r) => r > 0).length })
       note(`overload C=${clients}: ${JSON.stringify(phases.at(-1))}`)
       watch.assertNone()
     }
