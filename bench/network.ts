@@ -66,7 +66,7 @@ export const DEFAULT_NETWORK_CONFIG: NetworkBenchConfig = {
   senders: 400,
   blockIntervalMs: 250,
   poolSize: 80_000,
-  saturation: { concurrencies: [64, 256, 512], durationMs: 20_000 },
+  saturation: { concurrencies: [64, 512, 2048], durationMs: 20_000 },
   latency: { ratesPerSec: [500, 1000], durationMs: 20_000 },
   profile: false
 }
@@ -125,6 +125,10 @@ export interface SaturationResult extends PhaseCommon {
   /** min(confirmedPerSec, steadyPerSec) */
   sustainedPerSec: number
   ackLatencyMs: Percentiles
+  /** from sending the submission that was accepted to its block seen on that node */
+  confirmLatencyMs: Percentiles
+  /** 503 answers (each retried after its Retry-After) */
+  busy: number
 }
 
 export interface LatencyResult extends PhaseCommon {
@@ -405,6 +409,7 @@ function recordError (rejected: Record<string, number>, firstErrors: string[], k
 
 async function runSaturation (work: Workload, testnet: RunningTestnet, concurrency: number, durationMs: number, profiled: boolean): Promise<SaturationResult> {
   const poller = new NetstatsPoller(testnet)
+  const watcher = new BlockWatcher(testnet)
   await sleep(300)
   const startHeight = poller.last(0)?.height ?? 0
   const startTxs = poller.last(0)?.totalTxs ?? 0
@@ -413,28 +418,45 @@ async function runSaturation (work: Workload, testnet: RunningTestnet, concurren
   const n = work.bodies.length
   const sentAt = new Float64Array(n)
   const ackAt = new Float64Array(n)
+  const ok = new Uint8Array(n)
+  const sentTo = new Uint8Array(n)
   let accepted = 0
+  let busy = 0
   const rejected: Record<string, number> = {}
   const firstErrors: string[] = []
   let next = 0
   const cpu = new CpuMeter(testnet)
   const t0 = Date.now()
   const deadline = t0 + durationMs
+  // closed loop; a 503 is retried after its Retry-After, as a well-behaved app does
   const worker = async (w: number): Promise<void> => {
     const target = w % nodeCount
     const port = testnet.nodes[target].httpPort
-    while (next < n && Date.now() < deadline) {
-      const i = next++
+    let i = -1
+    while (Date.now() < deadline) {
+      if (i < 0) {
+        if (next >= n) break
+        i = next++
+        sentTo[i] = target
+      }
       sentAt[i] = Date.now()
       try {
         const res = await request(agents[target], port, 'POST', '/api/tx', work.bodies[i])
         ackAt[i] = Date.now()
-        if (res.status === 200) accepted += 1
-        else recordError(rejected, firstErrors, String(res.status), `${res.status} ${res.body}`)
+        if (res.status === 503) {
+          busy += 1
+          await sleep((res.retryAfter ?? 1) * 1000)
+          continue
+        }
+        if (res.status === 200) {
+          accepted += 1
+          ok[i] = 1
+        } else recordError(rejected, firstErrors, String(res.status), `${res.status} ${res.body}`)
       } catch (err) {
         ackAt[i] = Date.now()
         recordError(rejected, firstErrors, 'network', String(err))
       }
+      i = -1
     }
   }
   await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)))
@@ -443,7 +465,14 @@ async function runSaturation (work: Workload, testnet: RunningTestnet, concurren
   for (let i = 0; i < submitted; i++) if (ackAt[i] > lastAck) lastAck = ackAt[i]
   const submitEnd = Date.now()
   await poller.drain(startTxs + accepted, submitEnd)
+  await sleep(2 * POLL_MS)
+  await watcher.stop()
   await poller.stop()
+  const confirm: number[] = []
+  for (let i = 0; i < submitted; i++) {
+    const seen = ok[i] === 1 ? watcher.seen[sentTo[i]].get(work.ids[i]) : undefined
+    if (seen !== undefined) confirm.push(seen - sentAt[i])
+  }
   const s0 = poller.samples[0]
   const final = s0.at(-1) as NetSample
   const committed = final.totalTxs - startTxs
@@ -474,7 +503,9 @@ async function runSaturation (work: Workload, testnet: RunningTestnet, concurren
     confirmedPerSec,
     steadyPerSec,
     sustainedPerSec: Number.isFinite(steadyPerSec) ? Math.min(confirmedPerSec, steadyPerSec) : confirmedPerSec,
-    ackLatencyMs: percentiles(ack)
+    ackLatencyMs: percentiles(ack),
+    confirmLatencyMs: percentiles(confirm),
+    busy
   }
 }
 
@@ -657,7 +688,7 @@ export async function runNetworkBench (config: Partial<NetworkBenchConfig> = {},
         await stopTestnet(testnet)
       }
       result.saturation.push(r)
-      log(`network: C=${concurrency}: ${Math.round(r.confirmedPerSec)} confirmed tx/s, steady ${Math.round(r.steadyPerSec)}, longest commit gap ${r.rounds.maxGapMs} ms, ` +
+      log(`network: C=${concurrency}: ${Math.round(r.confirmedPerSec)} confirmed tx/s, steady ${Math.round(r.steadyPerSec)}, confirm p50 ${Math.round(r.confirmLatencyMs.p50)} ms p99 ${Math.round(r.confirmLatencyMs.p99)} ms, 503 ${r.busy}, longest commit gap ${r.rounds.maxGapMs} ms, ` +
         `${r.nodes.map((x) => x.cores.toFixed(2)).join('/')} cores per node, client ${r.clientCores.toFixed(2)}`)
       if (testnet.profileDir !== undefined) {
         const files = readdirSync(testnet.profileDir).filter((f) => f.endsWith('.cpuprofile'))
@@ -721,11 +752,11 @@ export function formatNetwork (r: NetworkBenchResult, singleNode?: { confirmedPe
   const best = bestSaturation(r)
   if (r.saturation.length > 0) {
     lines.push(`**Saturation**: C keep-alive submitters spread evenly over the nodes, ${fmt((c.saturation?.durationMs ?? 0) / 1000)} s of submission per run.`, '',
-      '| C | submitted | accepted/s | confirmed tx/s (end to end) | steady tx/s (while submitting) | **sustained tx/s** | ack p50 / p99 ms | blocks (max txs) | blocks after round 0 (max round) | longest commit gap ms | peak mempool | cores per node: all (main) | network CPU µs/tx | client cores | other load, cores | rejected | unconfirmed |',
-      '|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|---|--:|')
+      '| C | submitted | accepted/s | 503 (retried) | confirmed tx/s (end to end) | steady tx/s (while submitting) | **sustained tx/s** | ack p50 / p99 ms | confirm p50 / p99 ms | blocks (max txs) | blocks after round 0 (max round) | longest commit gap ms | peak mempool | cores per node: all (main) | network CPU µs/tx | client cores | other load, cores | rejected | unconfirmed |',
+      '|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|---|--:|')
     for (const s of r.saturation) {
-      lines.push(`| ${s.concurrency}${s.profiled ? ' (node 0 profiled)' : ''} | ${fmt(s.submitted)} | ${fmt(s.acceptedPerSec)} | ${fmt(s.confirmedPerSec)} | ${fmt(s.steadyPerSec)} | **${fmt(s.sustainedPerSec)}** | ` +
-        `${fmt(s.ackLatencyMs.p50, 1)} / ${fmt(s.ackLatencyMs.p99, 1)} | ${fmt(s.blocks)} (${fmt(s.maxTxsPerBlock)}) | ${s.rounds.late} (${s.rounds.maxRound}) | ${fmt(s.rounds.maxGapMs)} | ` +
+      lines.push(`| ${s.concurrency}${s.profiled ? ' (node 0 profiled)' : ''} | ${fmt(s.submitted)} | ${fmt(s.acceptedPerSec)} | ${fmt(s.busy)} | ${fmt(s.confirmedPerSec)} | ${fmt(s.steadyPerSec)} | **${fmt(s.sustainedPerSec)}** | ` +
+        `${fmt(s.ackLatencyMs.p50, 1)} / ${fmt(s.ackLatencyMs.p99, 1)} | ${fmt(s.confirmLatencyMs.p50)} / ${fmt(s.confirmLatencyMs.p99)} | ${fmt(s.blocks)} (${fmt(s.maxTxsPerBlock)}) | ${s.rounds.late} (${s.rounds.maxRound}) | ${fmt(s.rounds.maxGapMs)} | ` +
         `${fmt(s.peakMempool)} | ${cpuText(s)} | ${fmt(s.networkCpuUsPerTx)} | ${s.clientCores.toFixed(2)} | ${s.otherCores.toFixed(2)} | ` +
         `${rejectedText(s.rejected)} | ${fmt(s.unconfirmed)} |`)
     }

@@ -31,7 +31,12 @@ export function nodeBinary (): string {
   return existsSync(pinned) ? pinned : process.execPath
 }
 
-export interface HttpAnswer { status: number, body: string }
+export interface HttpAnswer {
+  status: number
+  body: string
+  /** seconds, from a 503's Retry-After */
+  retryAfter?: number
+}
 
 export function request (agent: http.Agent, port: number, method: string, urlPath: string, body?: Buffer): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
@@ -39,7 +44,10 @@ export function request (agent: http.Agent, port: number, method: string, urlPat
     const req = http.request({ agent, host: '127.0.0.1', port, method, path: urlPath, headers }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+      const retryAfter = Number(res.headers['retry-after'])
+      res.on('end', () => resolve({
+        status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ...(Number.isFinite(retryAfter) ? { retryAfter } : {})
+      }))
       res.on('error', reject)
     })
     req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${urlPath}: no answer within ${REQUEST_TIMEOUT_MS} ms`)))

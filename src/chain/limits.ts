@@ -15,8 +15,8 @@ export const MAX_TX_AGE_IN_BLOCK_MS = 24 * 60 * 60 * 1000
  * round 0's propose timeout on the reference machine. A genesis `params.max_block_txs` below
  * MAX_BLOCK_TXS lowers the count bound.
  */
-export const MAX_BLOCK_TXS = 5000
-export const MAX_BLOCK_BYTES = 2 * 1024 * 1024
+export const MAX_BLOCK_TXS = 2500
+export const MAX_BLOCK_BYTES = 1024 * 1024
 /** µT of stake per unit of voting power. */
 export const POWER_UNIT_UT = 1_000_000_000
 /** Heights between the block that changes stakes and the first height the new set decides. */

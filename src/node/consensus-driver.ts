@@ -54,7 +54,9 @@ export class ConsensusDriver {
     try {
       while (!this.stopped && this.queue.length > 0) {
         const input = this.queue.shift() as ConsensusInput
-        for (const effect of this.engine.handle(input)) {
+        const effects = this.engine.handle(input)
+        if (input.type === 'timeout') this.logTimeout(input, effects)
+        for (const effect of effects) {
           if (this.stopped) break
           await this.perform(effect)
         }
@@ -66,6 +68,13 @@ export class ConsensusDriver {
       this.stopped = true
     } finally {
       this.running = false
+    }
+  }
+
+  /** A timeout that made this validator vote nil: the operator's sign of a slow or missing proposal. */
+  private logTimeout (input: Extract<ConsensusInput, { type: 'timeout' }>, effects: ConsensusEffect[]): void {
+    if (effects.some((e) => e.type === 'broadcast-vote' && e.vote.block_hash === null)) {
+      this.log.info({ height: input.height, round: input.round, step: input.step }, 'round timed out; voting nil')
     }
   }
 

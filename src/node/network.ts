@@ -77,6 +77,8 @@ const ENVELOPE_BATCH_CHARS = 1024 * 1024
 const SYNC_BATCH = 20
 const MAX_SYNC_RESPONSE_TXS = 20_000
 const MAX_BUFFERED_PROPOSALS = 16
+/** a proposal that took longer than this from its header time to checked is logged (info) */
+const SLOW_PROPOSAL_MS = 400
 const MAX_VERIFIED_CACHE = 100_000
 
 const AnyJson = z.unknown()
@@ -93,6 +95,11 @@ export class NetworkBridge {
   private readonly catchUpInFlight = new Set<string>()
   /** proposals for the height after the current one, checked once this node gets there */
   private nextProposals: Proposal[] = []
+  /**
+   * Proposals being checked, by height, round and block hash: a copy that arrives meanwhile (a
+   * catch-up answer, another relay) waits for the first check instead of verifying it again.
+   */
+  private readonly proposalChecks = new Map<string, Promise<Validation>>()
   private readonly verifiedVotes = new Set<string>()
   private readonly verifiedCommits = new Set<string>()
   private stopped = false
@@ -263,6 +270,29 @@ export class NetworkBridge {
   }
 
   private async acceptProposal (p: Proposal): Promise<Validation> {
+    const key = `${p.height}|${p.round}|${p.block_hash}`
+    const inFlight = this.proposalChecks.get(key)
+    if (inFlight !== undefined) return await inFlight === 'reject' ? 'reject' : 'ignore'
+    const check = this.checkProposal(p)
+    this.proposalChecks.set(key, check)
+    try {
+      return await check
+    } finally {
+      this.proposalChecks.delete(key)
+    }
+  }
+
+  /** Rounds of `height` whose proposals are being checked (a catch-up need not fetch them again). */
+  private roundsInFlight (height: number): number[] {
+    const rounds: number[] = []
+    for (const key of this.proposalChecks.keys()) {
+      const [h, r] = key.split('|')
+      if (Number(h) === height) rounds.push(Number(r))
+    }
+    return rounds
+  }
+
+  private async checkProposal (p: Proposal): Promise<Validation> {
     const height = this.node.head().height + 1
     if (p.height < height) return 'ignore'
     const signature = fromBase64(p.signature)
@@ -272,12 +302,19 @@ export class NetworkBridge {
       return 'ignore'
     }
     if (p.proposer !== this.node.proposerOf(p.height, p.round)) return 'reject'
+    const arrivedAfterMs = Date.now() - p.block.header.time
+    const started = performance.now()
     await this.node.preverify(p.block.txs)
     // the node may have committed this height (block sync) while the pool verified
     if (p.height !== this.node.head().height + 1) return 'ignore'
+    const verified = performance.now()
     let valid = true
     try {
       this.node.checkBlock(p.block, p.block_hash, { localTime: true })
+      const checked = performance.now()
+      if (arrivedAfterMs + checked - started > SLOW_PROPOSAL_MS) {
+        this.log.info({ height: p.height, round: p.round, txs: p.block.txs.length, arrivedAfterMs, preverifyMs: Math.round(verified - started), checkMs: Math.round(checked - verified) }, 'slow proposal check')
+      }
     } catch (err) {
       if (!(err instanceof KithError)) throw err
       valid = false
@@ -342,7 +379,7 @@ export class NetworkBridge {
         height,
         round,
         have_votes: held.votes.map(voteKey),
-        have_proposals: held.proposals.map((p) => p.round)
+        have_proposals: [...held.proposals.map((p) => p.round), ...this.roundsInFlight(height)]
       }
       const response = decode(CatchUpResponseSchema, await this.port.request(peerId, encode(request), { timeoutMs: 5000 }))
       if (response === undefined) return

@@ -21,7 +21,7 @@
  * they time out and are ignored (nobody is penalised), and the payload comes by the pulls that
  * keep consensus live anyway (catch-up requests). It is rare: a peer forwards all parts of a
  * payload together once it validated the whole, the origin sends them to its mesh in a row, and
- * since blocks are bounded to 2 MiB of transactions (MAX_BLOCK_BYTES) a proposal fits one part.
+ * since blocks are bounded to 1 MiB of transactions (MAX_BLOCK_BYTES) a proposal fits one part.
  */
 import { createHash } from 'node:crypto'
 

@@ -78,16 +78,22 @@ async function hammer (nodes: NodeProcess[], accounts: Account[], clients: numbe
   return stats
 }
 
-/** The longest time between consecutive block headers from `from` to `to` (node 0's chain). */
-async function longestGap (node: NodeProcess, from: number, to: number): Promise<{ gapMs: number, at: number }> {
-  let previous = Date.parse((await blockAt(node, from)).time)
-  let worst = { gapMs: 0, at: from }
-  for (let h = from + 1; h <= to; h++) {
-    const time = Date.parse((await blockAt(node, h)).time)
-    if (time - previous > worst.gapMs) worst = { gapMs: time - previous, at: h }
-    previous = time
+interface BlockRow { height: number, timeMs: number, txs: number, round: number }
+
+/** Node 0's blocks `from`..`to` (header time, transactions, the round that decided each). */
+async function blockRows (node: NodeProcess, from: number, to: number): Promise<BlockRow[]> {
+  const rows: BlockRow[] = []
+  for (let h = from; h <= to; h++) {
+    const block = await blockAt(node, h)
+    rows.push({ height: h, timeMs: Date.parse(block.time), txs: block.tx_ids.length, round: block.commit?.round ?? 0 })
   }
-  return worst
+  return rows
+}
+
+/** The longest times between consecutive block headers, worst first, with the later block's size. */
+function worstGaps (rows: BlockRow[], count: number): Array<{ gapMs: number, at: number, txs: number }> {
+  const gaps = rows.slice(1).map((row, i) => ({ gapMs: row.timeMs - rows[i].timeMs, at: row.height, txs: row.txs }))
+  return gaps.sort((a, b) => b.gapMs - a.gapMs).slice(0, count)
 }
 
 describe('chaos: four validators overloaded by 512 and 2048 clients', { timeout: 240_000 }, () => {
@@ -108,25 +114,25 @@ describe('chaos: four validators overloaded by 512 and 2048 clients', { timeout:
     const { nodes, accounts } = net
     const watch = new ExitWatch(nodes)
     const accepted = new Set<string>()
-    const phases: Array<PhaseStats & { from: number, to: number, gap: { gapMs: number, at: number }, committedPerSec: number, pastRound0: number }> = []
+    const phases: Array<PhaseStats & { from: number, to: number, gap: { gapMs: number, at: number }, worst: unknown[], committedPerSec: number, pastRound0: number }> = []
     for (const clients of [512, 2048]) {
       const from = Math.max(...(await heights(nodes)).map((h) => h ?? 0))
       const t0 = Date.now()
       const stats = await hammer(nodes, accounts, clients, PHASE_MS, accepted)
       const seconds = (Date.now() - t0) / 1000
       const to = Math.min(...(await heights(nodes)).map((h) => h ?? 0))
-      const gap = await longestGap(nodes[0], from, to)
-      let committed = 0
-      const rounds: number[] = []
-      for (let h = from + 1; h <= to; h++) {
-        const block = await blockAt(nodes[0], h)
-        committed += block.tx_ids.length
-        rounds.push(block.commit?.round ?? 0)
-      }
-      phases.push({ ...stats, from, to, gap, committedPerSec: Math.round(committed / seconds), pastRound0: rounds.filter((r) => r > 0).length })
+      const rows = await blockRows(nodes[0], from, to)
+      const worst = worstGaps(rows, 4)
+      const committed = rows.slice(1).reduce((sum, row) => sum + row.txs, 0)
+      phases.push({
+        ...stats, from, to, gap: worst[0], worst: worst.slice(1), committedPerSec: Math.round(committed / seconds), pastRound0: rows.slice(1).filter((row) => row.round > 0).length
+      })
       note(`overload C=${clients}: ${JSON.stringify(phases.at(-1))}`)
       watch.assertNone()
     }
+    nodes.forEach((node, i) => {
+      for (const line of node.logs.filter((l) => l.msg === 'round timed out; voting nil' || l.msg === 'slow proposal check')) note(`node ${i}: ${JSON.stringify(line)}`)
+    })
     const report = await confirmEverywhere(nodes, accepted, DRAIN_TIMEOUT_MS)
     t.diagnostic(JSON.stringify({ phases, drain_ms: report.waitedMs, missing: report.missing.map((m) => m.length), forks: report.forks.length }))
 
