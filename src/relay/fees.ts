@@ -8,7 +8,7 @@
  * says it never can.
  *
  * The queue has its own lmdb environment, `<dataDir>/relay-fees`: it is tiny and must not wait
- * behind mailbox traffic, and the mailbox store is private to store.ts.
+ * behind mailbox traffic, and the mailbox store's environment is private to its files (store*.ts).
  */
 import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'

@@ -1,7 +1,7 @@
 /**
  * The mailbox's journal: the first level of its log-structured store. Every accepted envelope is
  * appended to a segment file (`journal-<n>.log` beside the lmdb files) and stays there until a
- * merge has copied it into the mailbox table (store.ts); until then it is read from here, by
+ * merge has copied it into the mailbox table (store-merge.ts); until then it is read from here, by
  * position (pread). Appends are synced in groups: the appends of one event-loop turn are written
  * together on an O_DSYNC file in the loop's check phase, so one sync covers many uploads (group
  * commit).

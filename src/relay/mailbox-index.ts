@@ -7,7 +7,7 @@
  *   MailboxEntries  one mailbox's committed envelopes in (sent_at, id) order: a region of rows,
  *                   each sent_at (u32), where its value is (u8: the journal, the merged mailbox
  *                   table, or lmdb's log of older stores; either of the first and last while a
- *                   running merge has copied it; store.ts), id (16 bytes), sender key (32
+ *                   running merge has copied it; store-merge.ts), id (16 bytes), sender key (32
  *                   bytes), and its position in the journal (segment, offset, length)
  *   MailboxArena    where the regions live: small ones (up to SHARED_ROWS rows) in shared 1 MiB
  *                   slabs, reused through free lists by size; larger ones in buffers of their own.

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { open } from 'lmdb'
 import { KithError } from '../../../src/errors.js'
 import { BUCKET_SECONDS, RelayStore, bucketOf, envelopeFromUpload, presentInboxItem, type DeleteProof, type Envelope } from '../../../src/relay/index.js'
-import { valueText } from '../../../src/relay/store.js'
+import { valueText } from '../../../src/relay/store-values.js'
 import { T0, fakeClock, newClient, sealEnvelope, withTempDir, type Client } from './helpers.js'
 
 const DAY = 86_400_000
