@@ -24,10 +24,11 @@
  *
  * With `profile`, node 0 of the first saturation testnet runs under `node --cpu-prof`.
  *
- * Run alone: node dist/bench/network.js [--quick] [--profile]
+ * Run alone: node dist/bench/network.js [--quick] [--profile]; KITH_BENCH_NODE_LOGS=DIR keeps each
+ * node's log, at level info, in DIR (slow proposal checks, rounds that timed out).
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { createWriteStream, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
@@ -223,10 +224,12 @@ async function startTestnet (work: Workload, cfg: NetworkBenchConfig, profile: b
   const profileDir = profile ? mkdtempSync(path.join(os.tmpdir(), 'kith-bench-net-prof-')) : undefined
   const nodes: TestnetNode[] = info.nodes.map((m, i) => {
     const nodeArgs = i === 0 && profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
-    const child = spawn(nodeBin, [...nodeArgs, bin, 'start', '--home', m.home, '--block-interval-ms', String(cfg.blockIntervalMs), '--log-level', 'warn'], {
+    const logDir = process.env.KITH_BENCH_NODE_LOGS
+    const child = spawn(nodeBin, [...nodeArgs, bin, 'start', '--home', m.home, '--block-interval-ms', String(cfg.blockIntervalMs), '--log-level', logDir !== undefined ? 'info' : 'warn'], {
       env: { ...process.env, SVC_RATE_LIMIT_RPS: '0' },
       stdio: ['ignore', 'pipe', 'pipe']
     })
+    if (logDir !== undefined) child.stdout?.pipe(createWriteStream(path.join(logDir, `node${i}-${Date.now()}.log`)))
     running.add(child)
     child.once('exit', () => running.delete(child))
     let out = ''

@@ -20,6 +20,15 @@ export interface IndexedPost extends RankedPost {
   tags: readonly string[]
 }
 
+export interface NewPost {
+  id: string
+  author: string
+  created: number
+  likes: number
+  views: number
+  tags?: readonly string[]
+}
+
 export interface Page {
   limit: number
   /** newest-first paging: only posts strictly older than this position */
@@ -66,15 +75,35 @@ export class FeedIndex {
     return this.posts.get(id)
   }
 
-  add (post: { id: string, author: string, created: number, likes: number, views: number, tags?: readonly string[] }): void {
+  add (post: NewPost): void {
+    this.place(post, (list, entry) => list.insert(entry))
+  }
+
+  /**
+   * Adds many posts in any order (the rebuild at start): each list is appended to and sorted
+   * once at the end, where add() would splice every out-of-order post into place.
+   */
+  addAll (posts: Iterable<NewPost>): void {
+    const touched = new Set<SortedArray<IndexedPost>>()
+    for (const post of posts) {
+      this.place(post, (list, entry) => {
+        list.push(entry)
+        touched.add(list)
+      })
+    }
+    for (const list of touched) list.sort()
+  }
+
+  private place (post: NewPost, put: (list: SortedArray<IndexedPost>, entry: IndexedPost) => void): void {
     if (this.posts.has(post.id)) return
     const byAuthor = this.listOf(this.authors, post.author)
     // the author string is shared with its list: one copy per author, not per post
     const entry: IndexedPost = { id: post.id, author: byAuthor.key, created: post.created, likes: post.likes, views: post.views, tags: post.tags ?? [] }
     this.posts.set(entry.id, entry)
-    byAuthor.insert(entry)
-    for (const tag of entry.tags) this.listOf(this.tags, tag).insert(entry)
-    this.bucketOf(entry, true)?.insert(entry)
+    put(byAuthor, entry)
+    for (const tag of entry.tags) put(this.listOf(this.tags, tag), entry)
+    const bucket = this.bucketOf(entry, true)
+    if (bucket !== undefined) put(bucket, entry)
   }
 
   /** Takes a post out of every listing (deleted on chain). */

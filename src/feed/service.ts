@@ -16,7 +16,7 @@ import { verify } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 import { FeedBodyStore, type BodyMeta } from './body-store.js'
-import { FeedIndex, type IndexedPost } from './feed-index.js'
+import { FeedIndex, type IndexedPost, type NewPost } from './feed-index.js'
 import { extractHashtags } from './hashtags.js'
 import type { Position } from './ranking.js'
 import { PREVIEW_CHARS, PublishRequestSchema, type FeedPostItem, type PublishRequest, type PublishResponse } from './schemas.js'
@@ -95,18 +95,23 @@ export class FeedService {
     this.views = new ViewLimiter(opts.maxViewPairs)
   }
 
+  /** Committed, undeleted posts as the index takes them, with their counted views. */
+  private * livePosts (views: Map<string, number>): Generator<NewPost> {
+    for (const [key, value] of this.opts.chain.scan('post:')) {
+      const id = key.slice('post:'.length)
+      const post = value as unknown as PostRecord
+      if (post.deleted) continue
+      yield { id, author: post.author, created: post.created_ms, likes: post.likes, views: views.get(id) ?? 0, tags: this.localMeta(id, post)?.hashtags }
+    }
+  }
+
   /** Rebuilds the indexes from committed chain state and the bodies on disk. */
   async open (): Promise<void> {
     const state = this.opts.chain.state
     this.index.prune(this.now())
     const views = new Map(this.store.allViews())
     const orphans: string[] = []
-    for (const [key, value] of this.opts.chain.scan('post:')) {
-      const id = key.slice('post:'.length)
-      const post = value as unknown as PostRecord
-      if (post.deleted) continue
-      this.index.add({ id, author: post.author, created: post.created_ms, likes: post.likes, views: views.get(id) ?? 0, tags: this.localMeta(id, post)?.hashtags })
-    }
+    this.index.addAll(this.livePosts(views))
     for (const [id, meta] of this.store.allMeta()) {
       const post = Posts.get(state, id)
       if (post === undefined) {

@@ -32,6 +32,15 @@ export class SortedArray<T> {
     else this.items.splice(lowerBound(this.items, item, this.compare), 0, item)
   }
 
+  /** Appends without keeping order: for a bulk load, which calls sort() once at the end. */
+  push (item: T): void {
+    this.items.push(item)
+  }
+
+  sort (): void {
+    this.items.sort(this.compare)
+  }
+
   /** Removes `item` (found by its current sort key); false when it is not here. */
   remove (item: T): boolean {
     const at = lowerBound(this.items, item, this.compare)

@@ -30,6 +30,8 @@ interface Entry {
   seq: number
   checked: CheckedTx
   size: number
+  /** persisted by this node (it answered `accepted` for it, or restored it); false for gossip */
+  durable: boolean
 }
 
 export class Mempool {
@@ -75,7 +77,7 @@ export class Mempool {
    * number. A transaction restored from disk (`seq` given) was accepted before: it is kept even
    * past the bounds, which may have been lowered since.
    */
-  add (checked: CheckedTx, ctx: BlockContext, seq?: number): number {
+  add (checked: CheckedTx, ctx: BlockContext, seq?: number, durable = true): number {
     const { tx } = checked
     if (this.entries.has(tx.id)) throw new KithError('TX_DUPLICATE', `duplicate transaction id ${tx.id}`)
     const size = txSize(tx)
@@ -84,10 +86,15 @@ export class Mempool {
     if (error !== undefined) throw error
     const assigned = seq ?? this.nextSeq
     this.nextSeq = Math.max(this.nextSeq, assigned + 1)
-    this.entries.set(tx.id, { seq: assigned, checked, size })
+    this.entries.set(tx.id, { seq: assigned, checked, size, durable })
     this.bytes += size
     this.bySender.set(tx.from, (this.bySender.get(tx.from) ?? 0) + 1)
     return assigned
+  }
+
+  /** A transaction held only in memory: gossip brought it and its own node keeps it on disk. */
+  isVolatile (id: string): boolean {
+    return this.entries.get(id)?.durable === false
   }
 
   private drop (id: string): Entry | undefined {

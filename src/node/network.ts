@@ -54,7 +54,7 @@ export interface BridgedNode {
   checkAdmitting (): void
   checkTx (tx: Transaction): Promise<CheckedTx>
   preverify (txs: readonly Transaction[]): Promise<void>
-  admit (checked: CheckedTx): Promise<void>
+  admit (checked: CheckedTx, durable?: boolean): Promise<void>
   /** throws a KithError when the block is invalid; that is all the bridge looks at */
   checkBlock (block: Block, hash: string, opts: { localTime?: boolean }): unknown
   commitSynced (block: Block, hash: string, commit: Commit): Promise<unknown>
@@ -258,7 +258,7 @@ export class NetworkBridge {
         // a busy node or a full mempool drops gossiped transactions before any signature work (the sender's node keeps them)
         this.node.checkAdmitting()
         this.node.mempool.checkRoom(tx)
-        await this.node.admit(await this.node.checkTx(tx))
+        await this.node.admit(await this.node.checkTx(tx), false)
         return 'accept'
       } catch (err) {
         if (err instanceof KithError && (err.code === 'TX_BAD_SIGNATURE' || err.code === 'TX_MALFORMED')) return 'reject'

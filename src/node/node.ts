@@ -226,10 +226,15 @@ export class KithNode {
     return checked
   }
 
-  /** Adds a checked transaction to the mempool and resolves once it is on disk. */
-  async admit (checked: CheckedTx): Promise<void> {
-    const seq = this.mempool.add(checked, this.admissionContext())
-    await this.store.putPending({ seq, tx: checked.tx })
+  /**
+   * Adds a checked transaction to the mempool and, when `durable`, resolves once it is on disk.
+   * A node answers `accepted` only for what it persisted; transactions gossip brings are held in
+   * memory (their own node keeps them on disk), which spares every peer a synced write per
+   * transaction.
+   */
+  async admit (checked: CheckedTx, durable = true): Promise<void> {
+    const seq = this.mempool.add(checked, this.admissionContext(), undefined, durable)
+    if (durable) await this.store.putPending({ seq, tx: checked.tx })
     this.events.emit('tx', checked.tx)
   }
 
@@ -442,7 +447,7 @@ export class KithNode {
       }
       const executed = this.checkBlock(block, hash)
       await this.store.commitBlock({
-        block, hash, commit, writes: executed.writes, stateRoot: executed.stateRoot, removePending: executed.settled
+        block, hash, commit, writes: executed.writes, stateRoot: executed.stateRoot, removePending: executed.settled.filter((id) => !this.mempool.isVolatile(id))
       })
       this.executed.clear()
       this.preverified.clear()

@@ -180,3 +180,21 @@ test('timeline agrees with a brute-force sort over random data, page by page', (
     }
   }
 })
+
+describe('bulk load', () => {
+  test('addAll of posts in any order lists exactly what add() in time order lists', () => {
+    const authors = ['a', 'b', 'c']
+    const posts = Array.from({ length: 300 }, (_, n) =>
+      post(n, authors[n % 3], NOW - ((n * 7919) % 200) * 60_000 - (n % 5) * 1000, n % 11, n % 17, n % 4 === 0 ? ['x'] : ['y', 'z']))
+    const inOrder = new FeedIndex()
+    for (const p of [...posts].sort((a, b) => a.created - b.created)) inOrder.add(p)
+    const bulk = new FeedIndex()
+    bulk.addAll(posts)
+    assert.equal(bulk.size, 300)
+    for (const author of authors) assert.deepEqual(ids(bulk.byAuthor(author, { limit: 500 })), ids(inOrder.byAuthor(author, { limit: 500 })))
+    for (const tag of ['x', 'y']) assert.deepEqual(ids(bulk.byTag(tag, { limit: 500 })), ids(inOrder.byTag(tag, { limit: 500 })))
+    assert.deepEqual(ids(bulk.timeline(authors, { limit: 500 })), ids(inOrder.timeline(authors, { limit: 500 })))
+    assert.deepEqual(ids(bulk.trending(24, 500, NOW)), ids(inOrder.trending(24, 500, NOW)))
+    assert.equal(ids(bulk.byAuthor('a', { limit: 500 })).length, 100)
+  })
+})
