@@ -30,13 +30,13 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
 import { createWriteStream, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import http from 'node:http'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { summariseProfile, type ProfileSummary } from './lib/cpuprofile.js'
 import { REPO_ROOT, nodeBinary, prepareWorkload, request, sleep, stopChild, type Workload } from './lib/harness.js'
+import { pickBasePort } from './lib/ports.js'
 import { processCpuSeconds, selfCpuSeconds } from './lib/proc.js'
 import { percentiles, type Percentiles } from './lib/load.js'
 import { PROFILE_INCLUSIVE, formatProfile } from './throughput.js'
@@ -160,25 +160,6 @@ export interface NetworkBenchResult {
 
 // ---------------------------------------------------------------------------------------
 // helpers
-
-async function portFree (port: number): Promise<boolean> {
-  return await new Promise((resolve) => {
-    const server = net.createServer()
-    server.once('error', () => resolve(false))
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
-  })
-}
-
-/** A base port P such that P … P+2N-1 are free now. */
-async function pickBasePort (validators: number): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 51000 + Math.floor(Math.random() * 500) * 20
-    let ok = true
-    for (let p = base; p < base + 2 * validators && ok; p++) ok = await portFree(p)
-    if (ok) return base
-  }
-  throw new Error('no free port range for the testnet')
-}
 
 // ---------------------------------------------------------------------------------------
 // workload
@@ -515,7 +496,11 @@ async function runSaturation (work: Workload, testnet: RunningTestnet, concurren
 // ---------------------------------------------------------------------------------------
 // latency at a fixed offered load
 
-/** First time each transaction's block was seen on each node (GET /api/blocks/latest, every 25 ms). */
+/**
+ * First time each transaction's block was seen on each node: GET /api/netstats every 25 ms, and
+ * each new block read once (polling /api/blocks/latest instead would make every node decode its
+ * latest block 40 times a second, a load the benchmark itself put on what it measures).
+ */
 class BlockWatcher {
   /** per node: tx id → first time its block was seen committed there */
   readonly seen: Array<Map<string, number>>
@@ -529,19 +514,17 @@ class BlockWatcher {
       let lastHeight: number | undefined
       while (this.polling) {
         try {
-          const res = await request(this.agent, n.httpPort, 'GET', '/api/blocks/latest')
+          const res = await request(this.agent, n.httpPort, 'GET', '/api/netstats')
           const t = Date.now()
           if (res.status === 200) {
-            const latest = JSON.parse(res.body) as { height: number, tx_ids: string[] }
-            if (lastHeight === undefined) lastHeight = latest.height
-            else if (latest.height > lastHeight) {
-              // heights skipped between two polls were committed no later than now
-              for (let h = lastHeight + 1; h < latest.height; h++) {
-                const skipped = await request(this.agent, n.httpPort, 'GET', `/api/blocks/${h}`)
-                if (skipped.status === 200) this.mark(i, (JSON.parse(skipped.body) as { tx_ids: string[] }).tx_ids, t)
-              }
-              this.mark(i, latest.tx_ids, t)
-              lastHeight = latest.height
+            const { height } = JSON.parse(res.body) as { height: number }
+            if (lastHeight === undefined) lastHeight = height
+            // every block up to `height` was committed no later than now
+            for (let h = lastHeight + 1; h <= height; h++) {
+              const block = await request(this.agent, n.httpPort, 'GET', `/api/blocks/${h}`)
+              if (block.status !== 200) break
+              this.mark(i, (JSON.parse(block.body) as { tx_ids: string[] }).tx_ids, t)
+              lastHeight = h
             }
           }
         } catch { /* keep polling */ }
@@ -792,7 +775,7 @@ export function formatNetwork (r: NetworkBenchResult, singleNode?: { confirmedPe
   }
   lines.push('- confirmed tx/s = committed transactions (node 0) / (first POST → block holding the last one seen committed), after every node committed every accepted one; ' +
       'steady = commit rate from 3 s after the start to the end of submission; sustained = the lower of the two;',
-    '- confirm latency = scheduled send time → first poll (every 25 ms, GET /api/blocks/latest) showing the transaction\'s block on the node it was submitted to, for every accepted transaction;',
+    '- confirm latency = scheduled send time → first poll (every 25 ms, GET /api/netstats, then each new block once) showing the transaction\'s block on the node it was submitted to, for every accepted transaction (saturation: from sending the submission that was accepted);',
     '- blocks after round 0 = blocks of the run that needed more than one round (GET /api/blocks/{h} `commit.round`); longest commit gap = the longest time node 0\'s height stood still;',
     '- cores per node = CPU seconds / wall seconds over the run, all threads (main = the JavaScript thread); network CPU µs/tx = the four nodes\' CPU seconds / committed transactions; ' +
       'other load = busy CPU of the whole machine (/proc/stat) minus the nodes and the client: work of other processes that competed for the cores (above ~0.1 the run was disturbed);',

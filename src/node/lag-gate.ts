@@ -3,8 +3,9 @@
  * committing) and admission (HTTP, gossip, signature hand-off, mempool) share one thread; a node
  * that keeps admitting while its loop is late starves the work that commits what it admitted,
  * and under overload the chain stalls. While the gate is closed, POST /api/tx answers 503 with
- * Retry-After before reading the transaction, and gossiped transactions are dropped (their
- * originating node keeps them).
+ * Retry-After before any signature work. Gossiped transactions are still taken (unless the
+ * mempool is full): they will come in a proposal anyway, and a signature verified on arrival is
+ * one the proposal check, on consensus' critical path, does not wait for.
  *
  * The decision is pure (`observe` the worst lag of a window, ask `isOpen`); `watchEventLoop`
  * feeds it from node:perf_hooks.

@@ -255,8 +255,7 @@ export class NetworkBridge {
     const outcomes = await Promise.all(batch.map(async (tx): Promise<Validation> => {
       if (this.node.mempool.get(tx.id) !== undefined || this.node.store.getTx(tx.id) !== undefined) return 'ignore'
       try {
-        // a busy node or a full mempool drops gossiped transactions before any signature work (the sender's node keeps them)
-        this.node.checkAdmitting()
+        // a full mempool drops gossiped transactions before any signature work (the sender's node keeps them)
         this.node.mempool.checkRoom(tx)
         await this.node.admit(await this.node.checkTx(tx), false)
         return 'accept'

@@ -9,9 +9,8 @@
  * even when a test fails half-way.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -422,41 +421,7 @@ export function errorMessage (res: HttpResult): string {
   return error
 }
 
-/** Whether each port can be listened on at 127.0.0.1 now. */
-async function portsFree (ports: number[]): Promise<boolean> {
-  for (const port of ports) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const server = net.createServer()
-      server.once('error', () => resolve(false))
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
-    })
-    if (!ok) return false
-  }
-  return true
-}
-
-/** The first port of the kernel's ephemeral range (outgoing connections take their ports from it). */
-function ephemeralStart (): number {
-  try {
-    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768
-  } catch {
-    return 32768
-  }
-}
-
-/**
- * A `kith testnet --base-port` for `validators` nodes (HTTP on P+2i, libp2p on P+2i+1) whose ports
- * are free now and lie below the ephemeral range: in CI a random base inside that range once lost
- * a port to some process's outgoing connection (EADDRINUSE).
- */
-export async function pickBasePort (validators: number): Promise<number> {
-  const slots = Math.floor((ephemeralStart() - 10_000 - 2 * validators) / 20)
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 10_000 + Math.floor(Math.random() * slots) * 20
-    if (await portsFree(Array.from({ length: 2 * validators }, (_, i) => base + i))) return base
-  }
-  throw new Error('no free port range for the testnet')
-}
+export { pickBasePort } from '../../bench/lib/ports.js'
 
 /** A `bin/kith sidecar` child process, ready once it logged its URL. */
 export interface SidecarProcess {
