@@ -18,6 +18,8 @@ export interface DriverHost {
   commitBlock (block: Block, blockHash: string, commit: Commit): Promise<void>
   /** the input that starts the next height once the head moved */
   nextHeightInput (restore?: ConsensusRecord): ConsensusInput
+  /** resolves when the check of a proposal for (height, round) that is under way ends; undefined when none is */
+  proposalCheck?: (height: number, round: number) => Promise<unknown> | undefined
 }
 
 export class ConsensusDriver {
@@ -81,9 +83,23 @@ export class ConsensusDriver {
   private async perform (effect: ConsensusEffect): Promise<void> {
     switch (effect.type) {
       case 'schedule-timeout': {
+        const fire = (): void => {
+          this.push({ type: 'timeout', height: effect.height, round: effect.round, step: effect.step, now: this.host.now() })
+        }
         const timer = setTimeout(() => {
           this.timers.delete(timer)
-          this.push({ type: 'timeout', height: effect.height, round: effect.round, step: effect.step, now: this.host.now() })
+          // A proposal that arrived and is being checked is waited for, up to one more timeout:
+          // voting nil a few milliseconds before its check ends would cost a whole round. Timeouts
+          // only serve liveness, so a later one is safe.
+          const checking = effect.step === 'propose' ? this.host.proposalCheck?.(effect.height, effect.round) : undefined
+          if (checking === undefined) return fire()
+          const cap = setTimeout(() => { this.timers.delete(cap); fire() }, effect.delayMs)
+          this.timers.add(cap)
+          void checking.finally(() => {
+            if (!this.timers.delete(cap)) return
+            clearTimeout(cap)
+            fire()
+          })
         }, effect.delayMs)
         this.timers.add(timer)
         return

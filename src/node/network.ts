@@ -281,6 +281,15 @@ export class NetworkBridge {
     }
   }
 
+  /** The check under way of a proposal for (height, round), if one is. */
+  proposalCheck (height: number, round: number): Promise<Validation> | undefined {
+    for (const [key, check] of this.proposalChecks) {
+      const [h, r] = key.split('|')
+      if (Number(h) === height && Number(r) === round) return check
+    }
+    return undefined
+  }
+
   /** Rounds of `height` whose proposals are being checked (a catch-up need not fetch them again). */
   private roundsInFlight (height: number): number[] {
     const rounds: number[] = []

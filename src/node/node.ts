@@ -135,7 +135,8 @@ export class KithNode {
       broadcastProposal: (proposal) => this.network.broadcast('proposal', proposal),
       broadcastVote: (vote) => this.network.broadcast('vote', vote),
       commitBlock: async (block, hash, commit) => { await this.commitDecided(block, hash, commit) },
-      nextHeightInput: (restore) => this.nextHeightInput(restore)
+      nextHeightInput: (restore) => this.nextHeightInput(restore),
+      proposalCheck: (height, round) => this.network.proposalCheck(height, round)
     }, opts.logger.child({ module: 'consensus' }))
   }
 
