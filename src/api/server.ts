@@ -25,6 +25,7 @@ import { relayRoutes } from './routes/relay.js'
 import type { RelayService } from '../relay/index.js'
 import type { FeedService } from '../feed/index.js'
 import { feedRoutes } from './routes/feed.js'
+import type { NodeMetrics } from '../metrics/index.js'
 
 /** How long in-flight requests get to finish when the node shuts down. */
 const CLOSE_GRACE_MS = 3000
@@ -37,6 +38,7 @@ export interface ApiOptions {
   onboarding?: OnboardingOptions
   relay?: { service: RelayService, rateLimitPerSender: number }
   feed?: FeedService
+  metrics?: NodeMetrics
 }
 
 export interface ApiServer {
@@ -55,14 +57,17 @@ export function createApi (opts: ApiOptions): ApiServer {
     ...(opts.relay !== undefined ? relayRoutes(opts.relay.service, { rateLimitPerSender: opts.relay.rateLimitPerSender }) : []),
     ...(opts.feed !== undefined ? feedRoutes(opts.feed) : [])
   ]
+  if (opts.metrics !== undefined) routes.push(metricsRoute(opts.metrics))
   if (!opts.env.disableSwagger) routes.push(...swaggerRoutes(routes))
 
   const app = new Koa({ proxy: false })
+  const router = new Router()
+  // outermost, so it sees the status every other layer (the error mapper included) settled on
+  if (opts.metrics !== undefined) app.use(httpMetrics(opts.metrics, routeTemplates(router, routes)))
   app.use(errorMiddleware(log))
   if (access.private && access.token !== undefined) app.use(privateMode(access))
   if (opts.env.rateLimitRps > 0) app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps)))
   app.use(jsonBody(opts.env.maxBodyBytes, { '/feed/publish': Math.max(opts.env.maxBodyBytes, opts.env.maxUploadBytes) }))
-  const router = new Router()
   const fixed = new Map<string, (ctx: Context) => Promise<void> | undefined>()
   for (const r of routes) {
     const handle = routeHandler(r, access)
@@ -112,6 +117,7 @@ export function routeHandler (r: AnyRoute, access: AccessOptions): (ctx: Context
     if (ctx.respond !== false && (ctx.body === undefined || ctx.body === null)) ctx.body = result
   }
   return (ctx) => {
+    ctx.state.route = r.path
     if (r.write === true) requireBearer(ctx, access)
     const params = r.params !== undefined ? parseOrThrow(r.params, ctx.params) : undefined
     const query = r.query !== undefined ? parseOrThrow(r.query, Object.fromEntries(new URLSearchParams(ctx.querystring))) : undefined
@@ -119,6 +125,47 @@ export function routeHandler (r: AnyRoute, access: AccessOptions): (ctx: Context
     if (result instanceof Promise) return result.then((value) => answer(ctx, value))
     answer(ctx, result)
   }
+}
+
+/**
+ * Counts every answer by route template (`unmatched` for paths no route serves) and status. A
+ * route's handler names its template; a request refused before it (a malformed body, a missing
+ * token) is matched against the router afterwards.
+ */
+function httpMetrics (metrics: NodeMetrics, templateOf: (method: string, path: string) => string | undefined): Koa.Middleware {
+  return async (ctx, next) => {
+    const started = performance.now()
+    try {
+      await next()
+    } finally {
+      const route = typeof ctx.state.route === 'string' ? ctx.state.route : templateOf(ctx.method, ctx.path) ?? 'unmatched'
+      metrics.observeHttp(ctx.method, route, ctx.status, (performance.now() - started) / 1000)
+    }
+  }
+}
+
+/** The OpenAPI template of the route the router would pick for (method, path). */
+function routeTemplates (router: Router, routes: readonly AnyRoute[]): (method: string, path: string) => string | undefined {
+  const byKoaPath = new Map(routes.map((r) => [koaPath(r.path), r.path]))
+  return (method, path) => {
+    const layer = router.match(path, method).pathAndMethod.at(-1)
+    return layer !== undefined ? byKoaPath.get(String(layer.path)) : undefined
+  }
+}
+
+function metricsRoute (metrics: NodeMetrics): AnyRoute {
+  return route({
+    method: 'get',
+    path: '/metrics',
+    tag: 'meta',
+    summary: 'Prometheus metrics (text exposition format)',
+    responses: { 200: { description: 'chain, consensus, mempool, peers, HTTP, mailbox, feed, libp2p and process figures', contentType: 'text/plain' } },
+    handler: async ({ ctx }) => {
+      const { contentType, text } = await metrics.exposition()
+      ctx.type = contentType
+      ctx.body = text
+    }
+  })
 }
 
 const SWAGGER_PAGE = `<!doctype html>

@@ -17,6 +17,7 @@ import { createTestnet } from './testnet.js'
 import { registerSidecarCommand } from './sidecar.js'
 import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
+import { NodeMetrics } from '../metrics/index.js'
 import {
   DEFAULT_LAG_GATE, LagGate, START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig, watchChainDisk, watchEventLoop,
   KithNode, type NodeConfig
@@ -138,6 +139,18 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   node.addSubmissionCheck((checked) => feed.checkSubmission(checked))
   node.events.on('block', (_summary, txs) => { feed.applyBlock(txs).catch((err: unknown) => logger.error({ err }, 'feed: applying a block failed')) })
   feed.start()
+  const metrics = new NodeMetrics({
+    height: () => node.head().height,
+    round: () => node.engine.status().round,
+    mempoolTxs: () => node.mempool.size,
+    mempoolBytes: () => node.mempool.sizeBytes,
+    peers: () => node.peers().filter((p) => p.connected).length,
+    mailboxEnvelopes: () => relay.store.size.envelopes,
+    mailboxDirs: [join(loaded.dataDir, 'relay')],
+    feedBodyBytes: () => feed.diskUsedBytes,
+    feedPosts: () => feed.index.size
+  })
+  node.events.on('block', (summary, _txs, commit) => { metrics.observeBlock(summary.time, summary.tx_count, commit.round) })
   // Consensus state is restored whole before the network can say anything (restore is synchronous).
   node.start()
   const chainDisk = config.chain_disk_limit_mb !== undefined
@@ -169,6 +182,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       nodeVersion: NODE_VERSION,
       protocolVersion: PROTOCOL_VERSION,
       logger: logger.child({ module: 'libp2p' }),
+      metricsRegistry: metrics.registry,
       ...(denyPeers !== undefined ? { denyPeers } : {})
     }, {
       onGossip: async (topic, data, via) => await node.network.onGossip(topic, data, via),
@@ -180,7 +194,8 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       node, nodeId: p2p.peerId, env, logger,
       onboarding: await onboardingOptions(home, config),
       relay: { service: relay, rateLimitPerSender: relayEnv.rateLimitPerSender },
-      feed
+      feed,
+      metrics
     })
     const { host, port } = parseListenAddr(config.stats_addr)
     address = await api.listen(host, port)

@@ -95,6 +95,11 @@ export class FeedService {
     this.views = new ViewLimiter(opts.maxViewPairs)
   }
 
+  /** Bytes of stored bodies counted against the disk quota (committed and pending). */
+  get diskUsedBytes (): number {
+    return this.usedBytes
+  }
+
   /** Committed, undeleted posts as the index takes them, with their counted views. */
   private * livePosts (views: Map<string, number>): Generator<NewPost> {
     for (const [key, value] of this.opts.chain.scan('post:')) {

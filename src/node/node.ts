@@ -47,7 +47,7 @@ export interface NodeOptions {
 }
 
 export interface NodeEvents {
-  block: [summary: BlockSummary, txs: Transaction[]]
+  block: [summary: BlockSummary, txs: Transaction[], commit: Commit]
   tx: [tx: Transaction]
 }
 
@@ -460,7 +460,7 @@ export class KithNode {
       }
       const summary = this.store.getBlockSummary(block.header.height) as BlockSummary
       this.log.debug({ height: summary.height, txs: summary.tx_count, fromSync }, 'block committed')
-      this.events.emit('block', summary, block.txs)
+      this.events.emit('block', summary, block.txs, commit)
       if (fromSync) {
         crashIfAt('after-sync-commit')
         this.driver.push(this.nextHeightInput())

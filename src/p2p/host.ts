@@ -12,6 +12,7 @@ import { webSockets } from '@libp2p/websockets'
 import { yamux } from '@libp2p/yamux'
 import { multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p } from 'libp2p'
+import { prometheusMetrics } from '@libp2p/prometheus-metrics'
 import type { Logger } from 'pino'
 import { keyPairFromSeed } from '../crypto/index.js'
 import { Assembler, decodeGossip, encodeGossip, type PendingPart } from './chunking.js'
@@ -230,6 +231,7 @@ export class P2PHost {
       addresses: { listen: this.opts.listen },
       transports: [tcp(), webSockets()],
       connectionEncrypters: [noise()],
+      ...(this.opts.metricsRegistry !== undefined ? { metrics: prometheusMetrics({ registry: this.opts.metricsRegistry, collectDefaultMetrics: false }) } : {}),
       streamMuxers: [yamux()],
       connectionManager: {
         maxConnections,

@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client'
 import type { Logger } from 'pino'
 
 export type GossipTopic = 'tx' | 'proposal' | 'vote' | 'status' | 'envelope' | 'envelope_delete' | 'version'
@@ -38,6 +39,8 @@ export interface P2POptions {
   maxInFlightValidations?: number
   /** interval of version announcements (default 10 s) */
   versionIntervalMs?: number
+  /** where libp2p's own metrics go (connections, streams, gossipsub), beside the node's */
+  metricsRegistry?: Registry
 }
 
 export interface P2PHandlers {
