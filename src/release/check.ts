@@ -51,7 +51,7 @@ export class UpdateChecker {
               tag: releaseTag(newest),
               version: newest.version,
               ...(newest.commit !== undefined ? { commit: newest.commit } : {}),
-              url: newest.url,
+              url: displayUrl(newest.url),
               published_at: newest.published_at,
               sha256: newest.sha256,
               ...(newest.notes !== undefined ? { notes: newest.notes } : {})

@@ -41,12 +41,26 @@ export function parseSourceUrl (raw: string): string {
   return url.href
 }
 
+/**
+ * fetch refuses URLs with credentials: user:password of a source (or of an artifact URL resolved
+ * against it) go as Basic authorization instead.
+ */
+export function requestTarget (url: string): { href: string, headers: Record<string, string> } {
+  const target = new URL(url)
+  if (target.username === '' && target.password === '') return { href: target.href, headers: {} }
+  const basic = Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')
+  target.username = ''
+  target.password = ''
+  return { href: target.href, headers: { authorization: `Basic ${basic}` } }
+}
+
 export async function readReleaseFeed (sourceUrl: string, opts: FeedReadOptions): Promise<ReleaseFeed> {
   const doFetch = opts.fetch ?? fetch
   const signal = AbortSignal.timeout(opts.timeoutMs)
   let text: string
   try {
-    const res = await doFetch(sourceUrl, { signal, headers: { accept: 'application/json' }, redirect: 'follow' })
+    const { href, headers } = requestTarget(sourceUrl)
+    const res = await doFetch(href, { signal, headers: { ...headers, accept: 'application/json' }, redirect: 'follow' })
     if (!res.ok) {
       await res.body?.cancel()
       throw new KithError('UPDATE_SOURCE_FAILED', `the release source answered HTTP ${res.status}`)

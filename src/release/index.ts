@@ -10,3 +10,4 @@ export {
 } from './schemas.js'
 export { readReleaseFeed, newestRelease, releaseTag, displayUrl, parseSourceUrl, MAX_FEED_BYTES, DEFAULT_SOURCE_TIMEOUT_MS, type Fetch, type FeedReadOptions } from './feed.js'
 export { UpdateChecker, UPDATE_CHECK_CACHE_MS, type UpdateCheckerOptions } from './check.js'
+export { runUpdate, installedVersion, MAX_ARTIFACT_BYTES, DOWNLOAD_TIMEOUT_MS, VERSIONS_DIR, CURRENT_LINK, type UpdateOptions, type UpdateReport } from './install.js'
