@@ -4,7 +4,6 @@
  * KithError('UPDATE_SOURCE_FAILED'), which the API answers 502.
  */
 import { KithError } from '../errors.js'
-import { parseOrThrow } from '../validation.js'
 import { compareVersions } from './semver.js'
 import { ReleaseFeedSchema, type Release, type ReleaseFeed } from './schemas.js'
 
@@ -77,7 +76,12 @@ export async function readReleaseFeed (sourceUrl: string, opts: FeedReadOptions)
   } catch {
     throw new KithError('UPDATE_SOURCE_FAILED', 'the release source answered something that is not JSON')
   }
-  const feed = parseOrThrow(ReleaseFeedSchema, value, 'UPDATE_SOURCE_FAILED', 'release feed')
+  const parsed = ReleaseFeedSchema.safeParse(value)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw new KithError('UPDATE_SOURCE_FAILED', `the release source answered an invalid release feed: ${issue.path.join('.')}: ${issue.message}`)
+  }
+  const feed = parsed.data
   return { releases: feed.releases.map((release, i) => ({ ...release, url: artifactUrl(release.url, sourceUrl, i) })) }
 }
 
@@ -86,9 +90,9 @@ function artifactUrl (url: string, sourceUrl: string, index: number): string {
   try {
     absolute = new URL(url, sourceUrl)
   } catch {
-    throw new KithError('UPDATE_SOURCE_FAILED', `release feed: releases.${index}.url is not a URL`)
+    throw new KithError('UPDATE_SOURCE_FAILED', `the release source answered an invalid release feed: releases.${index}.url: not a URL`)
   }
-  if (absolute.protocol !== 'http:' && absolute.protocol !== 'https:') throw new KithError('UPDATE_SOURCE_FAILED', `release feed: releases.${index}.url must be http(s)`)
+  if (absolute.protocol !== 'http:' && absolute.protocol !== 'https:') throw new KithError('UPDATE_SOURCE_FAILED', `the release source answered an invalid release feed: releases.${index}.url: must be http(s)`)
   return absolute.href
 }
 
