@@ -6,7 +6,7 @@
  * .git), then git, then just v<package version>.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { BuildInfo } from './schemas.js'
@@ -22,15 +22,19 @@ function git (dir: string, args: string[]): string | undefined {
 
 export function buildInfoOf (root: string, env: NodeJS.ProcessEnv = process.env): BuildInfo {
   const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version
-  const commit = env.KITH_BUILD_COMMIT ?? git(root, ['rev-parse', 'HEAD'])
-  const fromGit = commit !== undefined && env.KITH_BUILD_COMMIT === undefined
+  // an empty value (a Docker ARG not passed) counts as unset
+  const given = (name: string): string | undefined => env[name] === '' ? undefined : env[name]
+  // only the repository whose top is this tree: not one it happens to be unpacked inside
+  const ownRepository = git(root, ['rev-parse', '--show-toplevel']) === realpathSync(root)
+  const commit = given('KITH_BUILD_COMMIT') ?? (ownRepository ? git(root, ['rev-parse', 'HEAD']) : undefined)
+  const fromGit = commit !== undefined && given('KITH_BUILD_COMMIT') === undefined
   const commitDate = fromGit ? git(root, ['show', '-s', '--format=%cI', 'HEAD']) : undefined
   // Untracked files are left out: a symlinked node_modules or a stray log is not a change to the code.
   const status = fromGit ? git(root, ['status', '--porcelain', '--untracked-files=no']) : undefined
-  const date = env.KITH_BUILD_DATE ?? (commitDate !== undefined ? new Date(commitDate).toISOString() : undefined)
-  const dirty = env.KITH_BUILD_DIRTY ?? (status !== undefined ? String(status !== '') : undefined)
+  const date = given('KITH_BUILD_DATE') ?? (commitDate !== undefined ? new Date(commitDate).toISOString() : undefined)
+  const dirty = given('KITH_BUILD_DIRTY') ?? (status !== undefined ? String(status !== '') : undefined)
   return {
-    tag: env.KITH_BUILD_TAG ?? (fromGit ? git(root, ['describe', '--tags']) : undefined) ?? `v${version}`,
+    tag: given('KITH_BUILD_TAG') ?? (fromGit ? git(root, ['describe', '--tags']) : undefined) ?? `v${version}`,
     ...(commit !== undefined ? { commit } : {}),
     ...(date !== undefined ? { date } : {}),
     ...(dirty === 'true' || dirty === 'false' ? { dirty } : {})
