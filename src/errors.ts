@@ -40,6 +40,11 @@ export type ErrorCode =
   | 'MEDIA_NO_SIDECAR'
   | 'MEDIA_SIDECAR_FAILED'
   | 'MEDIA_SIDECAR_TIMEOUT'
+  // versioning (docs/operating.md)
+  | 'UPDATE_NO_SOURCE'
+  | 'UPDATE_SOURCE_FAILED'
+  | 'UPDATE_CHECKSUM_MISMATCH'
+  | 'UPDATE_MAJOR_REFUSED'
   // node faults
   | 'UNAVAILABLE'
   | 'INTERNAL'

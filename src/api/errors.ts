@@ -39,6 +39,11 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   MEDIA_NO_SIDECAR: 503,
   MEDIA_SIDECAR_FAILED: 502,
   MEDIA_SIDECAR_TIMEOUT: 504,
+  UPDATE_NO_SOURCE: 503,
+  UPDATE_SOURCE_FAILED: 502,
+  // the two below come from `kith update`, never from an HTTP route; mapped as the source's fault and a refusal
+  UPDATE_CHECKSUM_MISMATCH: 502,
+  UPDATE_MAJOR_REFUSED: 409,
   UNAVAILABLE: 503,
   INTERNAL: 500
 }

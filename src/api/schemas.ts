@@ -4,6 +4,7 @@
  */
 import { z } from 'zod'
 import { TransactionSchema, TX_TYPES } from '../chain/index.js'
+import { BuildInfoSchema } from '../release/index.js'
 
 export const ErrorSchema = z.object({ error: z.string() }).meta({ id: 'Error', description: 'Every error response' })
 
@@ -108,7 +109,7 @@ export const NodeVersionSchema = z.object({
   protocol_version: z.number().int(),
   features: z.array(z.string()),
   chain_id: z.string().optional(),
-  build: z.object({ tag: z.string(), commit: z.string(), date: z.string(), dirty: z.string() }).partial().optional()
+  build: BuildInfoSchema.optional()
 }).meta({ id: 'NodeVersion' })
 
 export const BlockSummarySchema = z.object({
@@ -133,8 +134,12 @@ export const BlockParams = z.object({
 
 export const TxIdParams = z.object({ id: z.string().min(1).max(256) })
 export const AddressParams = z.object({ pubkey: z.string().min(1).max(128).meta({ description: 'Ed25519 pubkey (hex) or address' }) })
+/** GET /api/address/{pubkey}?limit=N: the client sends 50 (spec). */
+export const ADDRESS_HISTORY_DEFAULT = 50
+export const ADDRESS_HISTORY_MAX = 500
 export const AddressQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(50).meta({ description: 'newest N transactions (default 50, at most 500)' })
+  limit: z.coerce.number().int().min(1).max(ADDRESS_HISTORY_MAX).default(ADDRESS_HISTORY_DEFAULT)
+    .meta({ description: `newest N transactions (default ${ADDRESS_HISTORY_DEFAULT}, at most ${ADDRESS_HISTORY_MAX})` })
 })
 
 export { TransactionSchema }

@@ -21,6 +21,7 @@ import { koaPath, route, type AnyRoute } from './route.js'
 import { chainRoutes } from './routes/chain.js'
 import { identityRoutes } from './routes/identity.js'
 import { onboardingRoutes, type OnboardingOptions } from './routes/onboarding.js'
+import { operatorRoutes } from './routes/operator.js'
 import { relayRoutes } from './routes/relay.js'
 import type { RelayService } from '../relay/index.js'
 import type { FeedService } from '../feed/index.js'
@@ -55,7 +56,8 @@ export function createApi (opts: ApiOptions): ApiServer {
     ...identityRoutes(opts.node.store),
     ...onboardingRoutes(opts.node, opts.onboarding ?? { faucet: undefined, amountUt: 0, perIpIntervalMs: 0, perKeyIntervalMs: 0, now: Date.now }),
     ...(opts.relay !== undefined ? relayRoutes(opts.relay.service, { rateLimitPerSender: opts.relay.rateLimitPerSender }) : []),
-    ...(opts.feed !== undefined ? feedRoutes(opts.feed) : [])
+    ...(opts.feed !== undefined ? feedRoutes(opts.feed) : []),
+    ...operatorRoutes(opts)
   ]
   if (opts.metrics !== undefined) routes.push(metricsRoute(opts.metrics))
   if (!opts.env.disableSwagger) routes.push(...swaggerRoutes(routes))

@@ -1,4 +1,4 @@
-/** The `kith` command line: init, start (and start --dev). See docs and decisions.md. */
+/** The `kith` command line: init, start (and start --dev), testnet, sidecar, update. See docs and decisions.md. */
 import { readFile, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
@@ -15,6 +15,7 @@ import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
 import { stopOnSignals } from './shutdown.js'
 import { createTestnet } from './testnet.js'
 import { registerSidecarCommand } from './sidecar.js'
+import { registerUpdateCommand } from './update.js'
 import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
 import { NodeMetrics } from '../metrics/index.js'
@@ -259,6 +260,7 @@ export function buildProgram (): Command {
       console.log(JSON.stringify({ chain_id: opts.chainId, nodes }, null, 2))
     })
   registerSidecarCommand(program)
+  registerUpdateCommand(program)
   return program
 }
 

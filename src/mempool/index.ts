@@ -48,6 +48,11 @@ export class Mempool {
     this.overlay = new StateOverlay(base)
   }
 
+  /** The bounds it enforces (GET /api/limits publishes them). */
+  get bounds (): Readonly<MempoolOptions> {
+    return this.opts
+  }
+
   get size (): number {
     return this.entries.size
   }

@@ -7,6 +7,7 @@ import { MAX_POST_SIZE } from '../chain/index.js'
 import { DEFAULT_MEMPOOL_OPTIONS } from '../mempool/index.js'
 import { DEFAULT_LAG_GATE } from './lag-gate.js'
 import { parseOrThrow } from '../validation.js'
+import { DEFAULT_SOURCE_TIMEOUT_MS, parseSourceUrl } from '../release/index.js'
 
 export const NodeConfigSchema = z.object({
   stats_addr: z.string().default(':8080'),
@@ -65,6 +66,10 @@ export interface EnvSettings {
   /** body cap of POST /feed/publish, whose attachment is raw before scrubbing shrinks it */
   maxUploadBytes: number
   disableSwagger: boolean
+  /** SVC_UPDATE_SOURCE_URL: the release feed GET /api/update-check reads (docs/operating.md) */
+  updateSourceUrl: string | undefined
+  /** SVC_UPDATE_TIMEOUT_MS: how long the release source may take to answer */
+  updateTimeoutMs: number
 }
 
 
@@ -77,6 +82,9 @@ export function readEnv (env: NodeJS.ProcessEnv = process.env): EnvSettings {
     return value
   }
   const token = env.SVC_API_TOKEN
+  const updateSource = env.SVC_UPDATE_SOURCE_URL
+  const updateTimeoutMs = num('SVC_UPDATE_TIMEOUT_MS', DEFAULT_SOURCE_TIMEOUT_MS)
+  if (updateTimeoutMs === 0) throw new Error('SVC_UPDATE_TIMEOUT_MS must be a positive number of milliseconds')
   return {
     apiToken: token === undefined || token === '' ? undefined : token,
     apiPrivate: env.SVC_API_PRIVATE === 'true',
@@ -84,7 +92,9 @@ export function readEnv (env: NodeJS.ProcessEnv = process.env): EnvSettings {
     maxBodyBytes: num('SVC_MAX_BODY_BYTES', 1024 * 1024 + MAX_POST_SIZE * 2),
     // a 12-megapixel phone photo is 3-8 MB, base64 a third more
     maxUploadBytes: num('SVC_MAX_UPLOAD_BYTES', 16 * 1024 * 1024),
-    disableSwagger: env.SVC_DISABLE_SWAGGER === 'true'
+    disableSwagger: env.SVC_DISABLE_SWAGGER === 'true',
+    updateSourceUrl: updateSource === undefined || updateSource === '' ? undefined : parseSourceUrl(updateSource),
+    updateTimeoutMs
   }
 }
 

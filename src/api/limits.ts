@@ -1,0 +1,145 @@
+/**
+ * GET /api/limits: every limit this node enforces, read from the constants and the settings the
+ * enforcing code uses (never restated here), so the published numbers cannot drift from the
+ * checks. Sizes in bytes, times in seconds, amounts in µT; `null` means unlimited.
+ */
+import { z } from 'zod'
+import {
+  BASE_POST_FEE, MAX_BLOCK_BYTES, MAX_DEVICE_NAME_CHARS, MAX_DEVICES, MAX_INTRO_CHARS, MAX_MEMO_CHARS, MAX_NICKNAME_CHARS, MAX_POST_SIZE,
+  MAX_TX_AGE_IN_BLOCK_MS, MIN_CONTACT_FEE_UT, MIN_FEE, POST_BYTE_FEE, POST_METADATA_BYTES, TIMESTAMP_TOLERANCE_MS, maxBlockTxs, type ChainParams
+} from '../chain/index.js'
+import {
+  DEFAULT_FEED_LIMIT, DEFAULT_TRENDING_HOURS, FOR_YOU_HOURS, MAX_FEED_LIMIT, MAX_HASHTAG_CHARS, MAX_HASHTAGS, MAX_WINDOW_HOURS, PUBLISH_TS_TOLERANCE_S,
+  type FeedService
+} from '../feed/index.js'
+import { JPEG_QUALITY, MAX_SIDE_PX } from '../media/index.js'
+import type { MempoolOptions } from '../mempool/index.js'
+import type { EnvSettings } from '../node/config.js'
+import {
+  DEFAULT_PAGE_SIZE, MAX_CIPHERTEXT_BYTES, MAX_ENVELOPES_PER_REQUEST, MAX_PAGE_BYTES, MAX_PAGE_SIZE, MAX_SEND_PLAINTEXT_BYTES, SIGNED_TS_TOLERANCE_MS,
+  type RelayService
+} from '../relay/index.js'
+import { ADDRESS_HISTORY_DEFAULT, ADDRESS_HISTORY_MAX } from './schemas.js'
+
+const int = z.number().int()
+const page = z.object({ default: int, max: int })
+
+export const LimitsSchema = z.object({
+  http: z.object({
+    max_body_bytes: int.meta({ description: 'request body cap (SVC_MAX_BODY_BYTES); larger bodies get 413' }),
+    publish_max_body_bytes: int.meta({ description: 'body cap of POST /feed/publish (SVC_MAX_UPLOAD_BYTES, at least max_body_bytes)' }),
+    rate_limit_rps: z.number().meta({ description: 'requests per second per client IP, bursts of twice that (SVC_RATE_LIMIT_RPS); 0: no limit. Over it: 429' })
+  }),
+  chain: z.object({
+    min_fee_ut: int.meta({ description: 'least fee of every transaction' }),
+    timestamp_tolerance_s: int.meta({ description: 'a submitted transaction\'s timestamp may differ this much from the node clock' }),
+    max_tx_age_in_block_s: int.meta({ description: 'how far behind the block time a transaction in a block may be' }),
+    max_memo_chars: int,
+    max_block_txs: int,
+    max_block_bytes: int,
+    address_history: page.meta({ description: 'the `limit` of GET /api/address/{pubkey}' })
+  }),
+  mempool: z.object({
+    max_txs: int,
+    max_bytes: int,
+    max_per_sender: int.meta({ description: 'pending transactions of one sender; over any bound: 503 with Retry-After' })
+  }),
+  identity: z.object({ max_nickname_chars: int, max_device_name_chars: int, max_devices: int }),
+  contacts: z.object({ min_contact_fee_ut: int, max_intro_chars: int }),
+  relay: z.object({
+    mailbox_ttl_s: z.number().meta({ description: 'how long envelopes are kept (SVC_MAILBOX_TTL_DAYS)' }),
+    max_envelopes_per_mailbox: int,
+    max_envelopes_per_sender: int.meta({ description: 'stored envelopes of one sender key' }),
+    sender_rate_limit_rps: z.number().meta({ description: 'broadcasts per second per sender key, bursts of twice that (SVC_RELAY_SENDER_RPS); 0: no limit' }),
+    max_ciphertext_bytes: int,
+    max_send_plaintext_bytes: int.meta({ description: 'POST /relay/send' }),
+    max_envelopes_per_request: int,
+    inbox_page: page.extend({ max_bytes: int }),
+    timestamp_tolerance_s: int.meta({ description: 'signed inbox deletes and reads' })
+  }).optional().meta({ description: 'absent when the node runs no relay mailbox' }),
+  feed: z.object({
+    max_post_size_bytes: int.meta({ description: 'MaxPostSize: content + stored attachment + post_metadata_bytes; larger: 413' }),
+    post_metadata_bytes: int,
+    base_post_fee_ut: int,
+    post_byte_fee_ut: int,
+    post_fee_formula: z.string(),
+    max_hashtags: int,
+    max_hashtag_chars: int,
+    page: page.meta({ description: 'the `limit` of feed listings' }),
+    trending_hours: page,
+    for_you_hours: int,
+    timestamp_tolerance_s: int.meta({ description: 'signed publish requests' }),
+    disk_limit_bytes: int.nullable().meta({ description: '--feed-disk-limit-mb; a publish past it gets 507. null: unlimited' }),
+    image: z.object({ max_side_px: int, jpeg_quality: int }).meta({ description: 'attachments are re-encoded to this' })
+  }).optional().meta({ description: 'absent when the node runs no feed' })
+}).meta({ id: 'Limits' })
+export type Limits = z.output<typeof LimitsSchema>
+
+/** Where the enforced values live: the node's settings and the running subsystems. */
+export interface LimitSources {
+  env: EnvSettings
+  chainParams: ChainParams
+  mempool: Readonly<MempoolOptions>
+  relay?: { service: RelayService, rateLimitPerSender: number }
+  feed?: FeedService
+}
+
+const seconds = (ms: number): number => ms / 1000
+
+export function nodeLimits (src: LimitSources): Limits {
+  const relay = src.relay
+  return {
+    http: {
+      max_body_bytes: src.env.maxBodyBytes,
+      // the cap src/api/server.ts gives /feed/publish
+      publish_max_body_bytes: Math.max(src.env.maxBodyBytes, src.env.maxUploadBytes),
+      rate_limit_rps: src.env.rateLimitRps
+    },
+    chain: {
+      min_fee_ut: MIN_FEE,
+      timestamp_tolerance_s: seconds(TIMESTAMP_TOLERANCE_MS),
+      max_tx_age_in_block_s: seconds(MAX_TX_AGE_IN_BLOCK_MS),
+      max_memo_chars: MAX_MEMO_CHARS,
+      max_block_txs: maxBlockTxs(src.chainParams),
+      max_block_bytes: MAX_BLOCK_BYTES,
+      address_history: { default: ADDRESS_HISTORY_DEFAULT, max: ADDRESS_HISTORY_MAX }
+    },
+    mempool: { max_txs: src.mempool.maxTxs, max_bytes: src.mempool.maxBytes, max_per_sender: src.mempool.maxPerSender },
+    identity: { max_nickname_chars: MAX_NICKNAME_CHARS, max_device_name_chars: MAX_DEVICE_NAME_CHARS, max_devices: MAX_DEVICES },
+    contacts: { min_contact_fee_ut: MIN_CONTACT_FEE_UT, max_intro_chars: MAX_INTRO_CHARS },
+    ...(relay !== undefined
+      ? {
+          relay: {
+            mailbox_ttl_s: seconds(relay.service.ttlMs),
+            max_envelopes_per_mailbox: relay.service.limits.maxPerMailbox,
+            max_envelopes_per_sender: relay.service.limits.maxPerSender,
+            sender_rate_limit_rps: relay.rateLimitPerSender,
+            max_ciphertext_bytes: MAX_CIPHERTEXT_BYTES,
+            max_send_plaintext_bytes: MAX_SEND_PLAINTEXT_BYTES,
+            max_envelopes_per_request: MAX_ENVELOPES_PER_REQUEST,
+            inbox_page: { default: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE, max_bytes: MAX_PAGE_BYTES },
+            timestamp_tolerance_s: seconds(SIGNED_TS_TOLERANCE_MS)
+          }
+        }
+      : {}),
+    ...(src.feed !== undefined
+      ? {
+          feed: {
+            max_post_size_bytes: MAX_POST_SIZE,
+            post_metadata_bytes: POST_METADATA_BYTES,
+            base_post_fee_ut: BASE_POST_FEE,
+            post_byte_fee_ut: POST_BYTE_FEE,
+            post_fee_formula: 'base_post_fee_ut + size × post_byte_fee_ut',
+            max_hashtags: MAX_HASHTAGS,
+            max_hashtag_chars: MAX_HASHTAG_CHARS,
+            page: { default: DEFAULT_FEED_LIMIT, max: MAX_FEED_LIMIT },
+            trending_hours: { default: DEFAULT_TRENDING_HOURS, max: MAX_WINDOW_HOURS },
+            for_you_hours: FOR_YOU_HOURS,
+            timestamp_tolerance_s: PUBLISH_TS_TOLERANCE_S,
+            disk_limit_bytes: src.feed.diskUsage().limitBytes ?? null,
+            image: { max_side_px: MAX_SIDE_PX, jpeg_quality: JPEG_QUALITY }
+          }
+        }
+      : {})
+  }
+}
