@@ -64,7 +64,9 @@ export function errorMiddleware (log: Logger) {
       if (err instanceof KithError) {
         ctx.status = STATUS_BY_CODE[err.code]
         ctx.body = { error: err.message }
-        if (err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY') ctx.set('Retry-After', '1')
+        const busy = err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY'
+        // a limiter that knows better (the per-IP bucket) has set it already
+        if (busy && ctx.response.get('Retry-After') === '') ctx.set('Retry-After', '1')
         return
       }
       log.error({ err, method: ctx.method, path: ctx.path }, 'request failed')

@@ -28,7 +28,7 @@ export const LimitsSchema = z.object({
   http: z.object({
     max_body_bytes: int.meta({ description: 'request body cap (SVC_MAX_BODY_BYTES); larger bodies get 413' }),
     publish_max_body_bytes: int.meta({ description: 'body cap of POST /feed/publish (SVC_MAX_UPLOAD_BYTES, at least max_body_bytes)' }),
-    rate_limit_rps: z.number().meta({ description: 'requests per second per client IP, bursts of twice that (SVC_RATE_LIMIT_RPS); 0: no limit. Over it: 429' })
+    rate_limit_rps: z.number().meta({ description: 'requests per second per client IP, bursts of twice that (SVC_RATE_LIMIT_RPS); 0: no limit. Over it: 429 with Retry-After; while it is set, every answer carries RateLimit-Limit (the burst), RateLimit-Remaining and RateLimit-Reset (seconds until the bucket is full)' })
   }),
   chain: z.object({
     min_fee_ut: int.meta({ description: 'least fee of every transaction' }),

@@ -102,17 +102,31 @@ export class RateLimiter {
   constructor (private readonly rps: number, private readonly now: () => number = Date.now) {}
 
   take (key: string): boolean {
-    if (this.rps <= 0) return true
-    const now = this.now()
+    return this.admit(key).allowed
+  }
+
+  /**
+   * Takes a token for `key` when there is one, and says where the bucket stands: what the
+   * RateLimit-* headers (IETF httpapi draft) and Retry-After report.
+   */
+  admit (key: string): RateLimitState {
     const burst = this.rps * 2
+    if (this.rps <= 0) return { allowed: true, limit: 0, remaining: 0, resetSeconds: 0, retryAfterSeconds: 0 }
+    const now = this.now()
     if (now - this.lastSweep > 10_000) this.sweep(now, burst)
     const bucket = this.buckets.get(key) ?? { tokens: burst, at: now }
     bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * this.rps)
     bucket.at = now
     this.buckets.set(key, bucket)
-    if (bucket.tokens < 1) return false
-    bucket.tokens -= 1
-    return true
+    const allowed = bucket.tokens >= 1
+    if (allowed) bucket.tokens -= 1
+    return {
+      allowed,
+      limit: burst,
+      remaining: Math.floor(bucket.tokens),
+      resetSeconds: Math.ceil((burst - bucket.tokens) / this.rps),
+      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - bucket.tokens) / this.rps))
+    }
   }
 
   private sweep (now: number, burst: number): void {
@@ -123,9 +137,28 @@ export class RateLimiter {
   }
 }
 
+export interface RateLimitState {
+  allowed: boolean
+  /** the bucket's size: the most requests a burst may make */
+  limit: number
+  /** requests left in the bucket now */
+  remaining: number
+  /** seconds until the bucket is full again */
+  resetSeconds: number
+  /** when refused, seconds until a request would pass */
+  retryAfterSeconds: number
+}
+
 export function rateLimit (limiter: RateLimiter) {
   return async function limitByIp (ctx: Context, next: Next): Promise<void> {
-    if (!limiter.take(ctx.ip)) throw new KithError('RATE_LIMITED', 'too many requests from this address; slow down')
+    const state = limiter.admit(ctx.ip)
+    ctx.set('RateLimit-Limit', String(state.limit))
+    ctx.set('RateLimit-Remaining', String(state.remaining))
+    ctx.set('RateLimit-Reset', String(state.resetSeconds))
+    if (!state.allowed) {
+      ctx.set('Retry-After', String(state.retryAfterSeconds))
+      throw new KithError('RATE_LIMITED', 'too many requests from this address; slow down')
+    }
     await next()
   }
 }

@@ -518,8 +518,15 @@ describe('per-IP rate limit (SVC_RATE_LIMIT_RPS=5)', () => {
     assert.equal(limited.length + served.length, 30, `only 200 and 429: ${results.map((r) => r.status).join(',')}`)
     for (const r of limited) {
       assertError(r, 429)
-      assert.ok(r.headers.get('retry-after') !== null, '429 carries Retry-After')
+      assert.ok(Number(r.headers.get('retry-after')) >= 1, '429 carries Retry-After in seconds')
+      assert.equal(r.headers.get('ratelimit-remaining'), '0')
     }
+    for (const r of [...limited, ...served]) {
+      assert.equal(r.headers.get('ratelimit-limit'), '10', 'the bucket holds two seconds of 5 requests')
+      assert.ok(Number(r.headers.get('ratelimit-reset')) >= 0)
+    }
+    const remaining = served.map((r) => Number(r.headers.get('ratelimit-remaining')))
+    assert.ok(remaining.every((n) => n >= 0 && n < 10), `RateLimit-Remaining counts down: ${remaining.join(',')}`)
 
     const recovered = await waitFor(async () => {
       const r = await http(node.url, 'GET', '/api/netstats')

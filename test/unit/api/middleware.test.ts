@@ -45,3 +45,15 @@ test('koaPath turns OpenAPI path templates into router paths', () => {
   assert.equal(koaPath('/api/tx/{id}'), '/api/tx/:id')
   assert.equal(koaPath('/api/contracts/{id}/state/{key}'), '/api/contracts/:id/state/:key')
 })
+
+test('RateLimiter.admit reports what the RateLimit-* headers and Retry-After carry', () => {
+  let now = 5_000_000
+  const limiter = new RateLimiter(0.5, () => now)
+  assert.deepEqual(limiter.admit('ip'), { allowed: true, limit: 1, remaining: 0, resetSeconds: 2, retryAfterSeconds: 0 })
+  // at half a request a second, the next token comes 2 s after the bucket ran dry
+  assert.deepEqual(limiter.admit('ip'), { allowed: false, limit: 1, remaining: 0, resetSeconds: 2, retryAfterSeconds: 2 })
+  now += 1000
+  assert.equal(limiter.admit('ip').retryAfterSeconds, 1)
+  now += 1000
+  assert.equal(limiter.admit('ip').allowed, true)
+})
