@@ -19,6 +19,8 @@ import { registerUpdateCommand } from './update.js'
 import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
 import { NodeMetrics } from '../metrics/index.js'
+import { followParent, needsRelaunch, relaunch, resourceCaps } from './resource-caps.js'
+import { getHeapStatistics } from 'node:v8'
 import {
   DEFAULT_LAG_GATE, LagGate, START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig, watchChainDisk, watchEventLoop,
   KithNode, type NodeConfig
@@ -95,10 +97,19 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   if (dev && !await exists(join(home, 'genesis.json'))) await initDevHome(home, (opts.alloc as Array<{ pub_key: string, amount_ut: number }> | undefined) ?? [])
   const loaded = await loadHome(home)
   const config = resolveConfig(loaded.fileConfig, flagValues(opts))
+  const caps = resourceCaps(config.max_cpu, config.max_ram_mb)
+  if (needsRelaunch(caps)) {
+    process.exitCode = await relaunch(caps)
+    return
+  }
   const env = readEnv()
   const logger = pino({ level: config.log_level, base: { pid: process.pid } })
+  logger.info({
+    maxCpu: config.max_cpu, maxRamMb: config.max_ram_mb, verifyWorkers: caps.verifyWorkers, imageWorkers: caps.imageWorkers,
+    uvThreads: process.env.UV_THREADPOOL_SIZE ?? 'default', heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)
+  }, 'resource caps')
 
-  const verifyPool = new VerifyPool()
+  const verifyPool = new VerifyPool(caps.verifyWorkers)
   const lagGate = config.admission_max_lag_ms > 0 ? new LagGate({ ...DEFAULT_LAG_GATE, maxLagMs: config.admission_max_lag_ms }) : undefined
   const stopLagWatch = lagGate !== undefined ? watchEventLoop(lagGate) : () => {}
   const node = await KithNode.open({
@@ -125,7 +136,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   })
   relay.start()
   fees.start((id) => relay.store.has(id))
-  const scrubber = MediaScrubber.start({ env: readMediaEnv(), logger })
+  const scrubber = MediaScrubber.start({ env: readMediaEnv(), logger, ...(caps.imageWorkers !== undefined ? { workers: caps.imageWorkers } : {}) })
   // bodies are hosted under the node's account key, which CREATE_POST fees credit (as relay fees do)
   const feed = new FeedService({
     dataDir: loaded.dataDir,
@@ -210,6 +221,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   logger.info({ url: `http://${shownHost}:${address.port}`, port: address.port, home }, 'http listening')
 
   stopOnSignals(logger, release, SHUTDOWN_GRACE_MS)
+  followParent()
 }
 
 export function buildProgram (): Command {

@@ -51,6 +51,8 @@ export interface StartOptions {
   chainId?: string
   /** bearer token for the returned client */
   token?: string
+  /** the flags make bin/kith run the node as its child (resource caps): `pid` is then the child's */
+  relaunches?: boolean
   /** more `bin/kith start` flags */
   args?: string[]
 }
@@ -165,11 +167,15 @@ export class NodeProcess {
       throw err
     }
     if (typeof line.port !== 'number') throw new Error(`"http listening" line has no port: ${JSON.stringify(line)}`)
-    if (child.pid === undefined || line.pid !== child.pid) {
+    if (this.opts.relaunches === true && typeof line.pid === 'number') {
+      // --max-ram-mb / --max-cpu: bin/kith runs the node as its child (src/cli/resource-caps.ts)
+      this.pid = line.pid
+    } else if (child.pid === undefined || line.pid !== child.pid) {
       this.killSync()
       throw new Error(`the spawned process (pid ${String(child.pid)}) is not the node (log pid ${String(line.pid)}): bin/kith re-ran itself in a wrapper`)
+    } else {
+      this.pid = child.pid
     }
-    this.pid = child.pid
     this.port = line.port
     this.url = `http://127.0.0.1:${line.port}`
     this.client = new KithClient({ baseUrl: this.url, ...(this.opts.token !== undefined ? { token: this.opts.token } : {}) })

@@ -1,0 +1,25 @@
+/** What --max-cpu and --max-ram-mb bound, and when bin/kith must start the node again. */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { needsRelaunch, resourceCaps } from '../../../src/cli/resource-caps.js'
+
+test('no caps: one verifier per core but one, Node and V8 defaults, no relaunch', () => {
+  const caps = resourceCaps(undefined, undefined, 8)
+  assert.deepEqual(caps, { verifyWorkers: 7, imageWorkers: undefined, uvThreads: undefined, heapMb: undefined })
+  assert.equal(needsRelaunch(caps, {}), false)
+})
+
+test('--max-cpu bounds workers and the libuv pool, never above what the machine has', () => {
+  assert.deepEqual(resourceCaps(1, undefined, 8), { verifyWorkers: 1, imageWorkers: 1, uvThreads: 2, heapMb: undefined })
+  assert.deepEqual(resourceCaps(2.5, undefined, 8), { verifyWorkers: 2, imageWorkers: 2, uvThreads: 3, heapMb: undefined })
+  assert.equal(resourceCaps(16, undefined, 2).verifyWorkers, 1)
+  assert.equal(resourceCaps(0.5, undefined, 2).imageWorkers, 1)
+})
+
+test('--max-ram-mb gives V8 60% of it (at least 64 MiB); a relaunch applies it once', () => {
+  assert.equal(resourceCaps(undefined, 1000, 2).heapMb, 600)
+  assert.equal(resourceCaps(undefined, 50, 2).heapMb, 64)
+  const caps = resourceCaps(undefined, 1000, 2)
+  assert.equal(needsRelaunch(caps, {}), true)
+  assert.equal(needsRelaunch(caps, { KITH_CAPS_APPLIED: '1' }), false)
+})
