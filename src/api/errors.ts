@@ -66,7 +66,7 @@ export function errorMiddleware (log: Logger) {
         ctx.body = { error: err.message }
         const busy = err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY'
         // a limiter that knows better (the per-IP bucket) has set it already
-        if (busy && ctx.response.get('Retry-After') === '') ctx.set('Retry-After', '1')
+        if (busy && !ctx.res.hasHeader('Retry-After')) ctx.set('Retry-After', '1')
         return
       }
       log.error({ err, method: ctx.method, path: ctx.path }, 'request failed')
