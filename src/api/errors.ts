@@ -56,15 +56,24 @@ export function errorMiddleware (log: Logger) {
         }
       }
     } catch (err) {
-      if (err instanceof KithError) {
-        ctx.status = STATUS_BY_CODE[err.code]
-        ctx.body = { error: err.message }
-        if (err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY') ctx.set('Retry-After', '1')
-        return
-      }
-      log.error({ err, method: ctx.method, path: ctx.path }, 'request failed')
-      ctx.status = 500
-      ctx.body = { error: 'internal error' }
+      const answer = errorAnswer(err, log, { method: ctx.method, path: ctx.path })
+      ctx.status = answer.status
+      ctx.body = { error: answer.error }
+      if (answer.retryAfter) ctx.set('Retry-After', '1')
     }
   }
+}
+
+/**
+ * The status and `error` text of a failure, for HTTP answers and for the WebSocket's
+ * `submit_ack` and `error` messages alike. Anything but a KithError is a 500 whose detail is
+ * logged, never sent.
+ */
+export function errorAnswer (err: unknown, log: Logger, context: Record<string, unknown> = {}): { status: number, error: string, retryAfter: boolean } {
+  if (err instanceof KithError) {
+    const retryAfter = err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY'
+    return { status: STATUS_BY_CODE[err.code], error: err.message, retryAfter }
+  }
+  log.error({ err, ...context }, 'request failed')
+  return { status: 500, error: 'internal error', retryAfter: false }
 }
