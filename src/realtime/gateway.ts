@@ -206,7 +206,10 @@ export class RealtimeGateway {
     const connection = new Connection(this.ctx, {
       send: (bytes) => ws.send(bytes, { binary: false }),
       get bufferedAmount () { return ws.bufferedAmount },
-      close: (code, reason) => closeSocket(ws, code, reason)
+      close: (code, reason) => {
+        if (code === CLOSE_CODES.SLOW_CONSUMER) this.log.info({ id, ip, queuedBytes: ws.bufferedAmount }, 'closed a slow consumer')
+        closeSocket(ws, code, reason)
+      }
     }, { id, tokenAccepted })
     const entry: Socket = { connection, ip, alive: true }
     this.sockets.set(ws, entry)

@@ -23,7 +23,7 @@ export class Frame {
     readonly height?: number
   ) {}
 
-  static of (event: { event: string }, extra: { envelopeId?: string, height?: number } = {}): Frame {
+  static of (event: { event: string, [member: string]: unknown }, extra: { envelopeId?: string, height?: number } = {}): Frame {
     return new Frame(event.event, JSON.stringify(event), extra.envelopeId, extra.height)
   }
 
