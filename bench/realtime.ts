@@ -126,7 +126,8 @@ async function inboxLatency (url: string, port: number, rate: number, durationMs
   await new Promise<void>((resolve, reject) => {
     ws.on('message', (data) => {
       const now = performance.now()
-      const m = JSON.parse(String(data)) as { event: string, id?: string }
+      const m = JSON.parse(String(data)) as { event: string, id?: string, error?: string }
+      if (m.event === 'error') reject(new Error(`the node refused a subscription: ${m.error ?? ''}`))
       if (m.event === 'subscribed' && ++subscribed === pubs.length) resolve()
       if (m.event !== 'inbox' || m.id === undefined) return
       const t = sentAt.get(m.id)
@@ -177,7 +178,14 @@ export async function runRealtimeBench (overrides: Partial<RealtimeBenchConfig> 
   await kithInit(home)
   const node = await startKith({
     home,
-    env: { SVC_WS_MAX_CONNECTIONS: String(config.subscribers + 1000), SVC_WS_MAX_CONNECTIONS_PER_IP: '0', SVC_RATE_LIMIT_RPS: '0', SVC_RELAY_SENDER_RPS: '0' },
+    // every client runs on 127.0.0.1: no per-IP cap; the inbox child subscribes to its 50 mailboxes at once
+    env: {
+      SVC_WS_MAX_CONNECTIONS: String(config.subscribers + 1000),
+      SVC_WS_MAX_CONNECTIONS_PER_IP: '0',
+      SVC_WS_MESSAGES_PER_SECOND: '0',
+      SVC_RATE_LIMIT_RPS: '0',
+      SVC_RELAY_SENDER_RPS: '0'
+    },
     log
   })
   try {

@@ -414,3 +414,67 @@ describe('real-time inbox events for envelopes that arrive by gossip', { timeout
     sse.close()
   })
 })
+
+describe('real-time caps, heartbeats and idle timeout', { timeout: 120_000 }, () => {
+  let node: NodeProcess
+
+  before(async () => {
+    node = await startNode({
+      env: {
+        SVC_WS_MAX_CONNECTIONS_PER_IP: '3',
+        SVC_WS_HEARTBEAT_MS: '200',
+        SVC_WS_IDLE_MS: '400',
+        SVC_WS_MESSAGES_PER_SECOND: '2',
+        SVC_MAX_BODY_BYTES: '4096'
+      }
+    })
+  })
+
+  after(async () => {
+    for (const c of open) c.ws.terminate()
+    await stopAllNodes()
+  })
+
+  test('connections per IP: the one over the cap is answered 429, and a slot comes back when one closes', async () => {
+    const held = [await connect(node), await connect(node), await connect(node)]
+    for (const c of held) await c.request({ op: 'subscribe', topic: 'blocks' })
+    await assert.rejects(WsClient.open(node.url), /upgrade refused: 429/)
+    assert.equal((await SseReader.open(`${node.url}/api/events`)).status, 429)
+    held[0].close()
+    await held[0].whenClosed()
+    const next = await connectWhenFree()
+    for (const c of [...held, next]) c.close()
+    await Promise.all([...held, next].map(async (c) => await c.whenClosed()))
+  })
+
+  /** A connection once the per-IP cap has room again (the node frees a slot when the socket has closed on its side). */
+  async function connectWhenFree (): Promise<WsClient> {
+    return await waitFor(async () => await WsClient.open(node.url).then((c) => { open.push(c); return c }, () => undefined), 10_000, { message: 'a free connection slot' })
+  }
+
+  test('a message over the size cap closes with 1009; over the rate, errors name the request', async () => {
+    const rated = await connectWhenFree()
+    await rated.request({ op: 'subscribe', topic: 'blocks' })
+    for (let i = 0; i < 8; i++) rated.send({ op: 'ping', req: `p${i}` })
+    const refused = await rated.next((m) => m.event === 'error' && m.code === 429)
+    assert.match(refused.error as string, /too many messages/)
+    const big = await connectWhenFree()
+    big.send({ op: 'ping', pad: 'x'.repeat(8000) })
+    assert.equal((await big.whenClosed()).code, 1009)
+    rated.close()
+    await rated.whenClosed()
+  })
+
+  test('idle sockets are closed with 4001; a socket that stops answering pings is cut', async () => {
+    const idle = await connectWhenFree()
+    assert.equal((await idle.whenClosed(15_000)).code, 4001)
+    const mute = await connectWhenFree()
+    await mute.request({ op: 'subscribe', topic: 'blocks' })
+    // a paused socket reads nothing, so it answers no ping; ten heartbeat intervals later it has been cut
+    mute.ws._socket.pause()
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    mute.ws._socket.resume()
+    const cut = await mute.whenClosed(15_000)
+    assert.equal(cut.code, 1006)
+  })
+})
