@@ -25,6 +25,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import WebSocket from 'ws'
+import { DEFAULT_FANOUT_CHUNK } from '../src/realtime/index.js'
 import { canonicalId } from '../src/relay/index.js'
 import { sleep } from './lib/harness.js'
 import { percentiles, type Percentiles } from './lib/load.js'
@@ -65,7 +66,18 @@ export interface RealtimeBenchResult {
   loadavg: [number, number]
   connectMs: number
   rss: { before: number, idle: number, perConnection: number }
-  blocks: { heights: number, expectedDeliveries: number, deliveries: number, latencyMs: Percentiles }
+  blocks: {
+    heights: number
+    expectedDeliveries: number
+    deliveries: number
+    latencyMs: Percentiles
+    /** per block: its first receipt on any socket (the node's commit-to-send path and one hop) */
+    firstReceiptMs: Percentiles
+    /** per block: last receipt − first receipt (the node writing to every socket, and the clients reading) */
+    spreadMs: Percentiles
+    /** the node handing one block event to every subscriber, chunk by chunk, publish to last write (its debug log) */
+    fanOutMs: Percentiles
+  }
   inbox: { sent: number, answered: number, received: number, errors: number, latencyMs: Percentiles, offeredPerSec: number }
   elapsedMs: number
 }
@@ -73,15 +85,15 @@ export interface RealtimeBenchResult {
 interface SubscriberReport {
   /** receipt − committed_at, ms, of every block event in the window */
   latencies: number[]
-  /** block height → sockets of this child that received it in the window */
-  perHeight: Record<string, number>
+  /** block height → sockets of this child that received it in the window, and its first and last receipt (ms after commit) */
+  perHeight: Record<string, { count: number, first: number, last: number }>
 }
 
 /** Child mode: opens `count` sockets subscribed to blocks, says READY, waits for GO on stdin, records for `durationMs`. */
 async function subscribers (url: string, count: number, durationMs: number): Promise<SubscriberReport> {
   const sockets: WebSocket[] = []
   const latencies: number[] = []
-  const perHeight: Record<string, number> = {}
+  const perHeight: SubscriberReport['perHeight'] = {}
   let windowStart = Infinity
   let windowEnd = Infinity
   const open = async (): Promise<void> => {
@@ -95,8 +107,12 @@ async function subscribers (url: string, count: number, durationMs: number): Pro
         if (!text.startsWith('{"event":"block"')) return
         const m = JSON.parse(text) as { height: number, committed_at: number }
         if (m.committed_at < windowStart || m.committed_at > windowEnd) return
-        latencies.push(now - m.committed_at)
-        perHeight[m.height] = (perHeight[m.height] ?? 0) + 1
+        const latency = now - m.committed_at
+        latencies.push(latency)
+        const seen = (perHeight[m.height] ??= { count: 0, first: latency, last: latency })
+        seen.count++
+        seen.first = Math.min(seen.first, latency)
+        seen.last = Math.max(seen.last, latency)
       })
       ws.once('open', () => ws.send('{"op":"subscribe","topic":"blocks"}'))
       ws.once('error', reject)
@@ -176,8 +192,21 @@ export async function runRealtimeBench (overrides: Partial<RealtimeBenchConfig> 
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kith-bench-rt-'))
   const home = path.join(dir, 'home')
   await kithInit(home)
+  const fanOutMs: number[] = []
+  let partial = ''
   const node = await startKith({
     home,
+    // debug: the gateway logs how long each large fan-out took from publish to the last socket ('fan-out done')
+    logLevel: 'debug',
+    onOutput: (text) => {
+      const lines = (partial + text).split('\n')
+      partial = lines.pop() ?? ''
+      for (const line of lines) {
+        if (!line.includes('"fan-out done"')) continue
+        const entry = JSON.parse(line) as { subscribers: number, ms: number }
+        if (entry.subscribers >= config.subscribers) fanOutMs.push(entry.ms)
+      }
+    },
     // every client runs on 127.0.0.1: no per-IP cap; the inbox child subscribes to its 50 mailboxes at once
     env: {
       SVC_WS_MAX_CONNECTIONS: String(config.subscribers + 1000),
@@ -213,10 +242,15 @@ export async function runRealtimeBench (overrides: Partial<RealtimeBenchConfig> 
     log(`realtime: ${config.subscribers} subscribed in ${Math.round(connectMs)} ms; RSS ${(before / 2 ** 20).toFixed(0)} → ${(idle / 2 ** 20).toFixed(0)} MiB; recording ${config.durationMs} ms of blocks...`)
     for (const child of children) child.stdin?.write('GO\n')
     const done = await reports
-    const perHeight = new Map<number, number>()
-    for (const r of done) for (const [h, n] of Object.entries(r.perHeight)) perHeight.set(Number(h), (perHeight.get(Number(h)) ?? 0) + n)
+    const perHeight = new Map<number, { count: number, first: number, last: number }>()
+    for (const r of done) {
+      for (const [h, seen] of Object.entries(r.perHeight)) {
+        const all = perHeight.get(Number(h))
+        perHeight.set(Number(h), all === undefined ? { ...seen } : { count: all.count + seen.count, first: Math.min(all.first, seen.first), last: Math.max(all.last, seen.last) })
+      }
+    }
     const latencies = done.flatMap((r) => r.latencies)
-    const deliveries = [...perHeight.values()].reduce((a, b) => a + b, 0)
+    const deliveries = [...perHeight.values()].reduce((a, b) => a + b.count, 0)
 
     log(`realtime: inbox latency at ${config.inbox.ratePerSec} envelopes/s...`)
     const inbox = await inChild<InboxReport>(import.meta.url, '--inbox', [url, String(node.port), String(config.inbox.ratePerSec), String(config.inbox.durationMs), String(config.inbox.mailboxes)], log)
@@ -226,7 +260,15 @@ export async function runRealtimeBench (overrides: Partial<RealtimeBenchConfig> 
       loadavg: [load0, os.loadavg()[0]],
       connectMs,
       rss: { before, idle, perConnection: (idle - before) / config.subscribers },
-      blocks: { heights: perHeight.size, expectedDeliveries: perHeight.size * config.subscribers, deliveries, latencyMs: percentiles(latencies) },
+      blocks: {
+        heights: perHeight.size,
+        expectedDeliveries: perHeight.size * config.subscribers,
+        deliveries,
+        latencyMs: percentiles(latencies),
+        firstReceiptMs: percentiles([...perHeight.values()].map((x) => x.first)),
+        spreadMs: percentiles([...perHeight.values()].map((x) => x.last - x.first)),
+        fanOutMs: percentiles(fanOutMs)
+      },
       inbox: {
         sent: inbox.sent,
         answered: inbox.answered,
@@ -258,6 +300,9 @@ export function formatRealtimeBench (r: RealtimeBenchResult): string {
     `| WebSocket subscribers of \`blocks\` (${c.children} load-generator processes) | ${f(c.subscribers)}, connected and subscribed in ${f(r.connectMs / 1000, 1)} s | 10,000 |`,
     `| block events delivered / expected (${b.heights} blocks in ${c.durationMs / 1000} s) | ${f(b.deliveries)} / ${f(b.expectedDeliveries)} | all |`,
     `| commit → receipt, p50 / p90 / p99 / max | ${f(b.latencyMs.p50)} / ${f(b.latencyMs.p90)} / **${f(b.latencyMs.p99)}** / ${f(b.latencyMs.max)} ms | p99 < 250 ms (${b.latencyMs.p99 < 250 ? 'met' : 'not met'}) |`,
+    `| per block: first receipt on any socket, median / max | ${f(b.firstReceiptMs.p50)} / ${f(b.firstReceiptMs.max)} ms | |`,
+    `| per block: last receipt − first receipt, median / max | ${f(b.spreadMs.p50)} / ${f(b.spreadMs.max)} ms | |`,
+    `| per block: the node writing the event to all ${f(c.subscribers)} sockets (in chunks of ${DEFAULT_FANOUT_CHUNK} per event-loop turn), median / max | ${f(b.fanOutMs.p50, 1)} / ${f(b.fanOutMs.max, 1)} ms | |`,
     `| node RSS before / with all subscribed and idle | ${f(r.rss.before / 2 ** 20)} / ${f(r.rss.idle / 2 ** 20)} MiB | |`,
     `| memory per idle connection (RSS growth / connections) | **${f(r.rss.perConnection / 1024, 1)} KiB** | < 20 KiB (${r.rss.perConnection < 20 * 1024 ? 'met' : 'not met'}) |`,
     `| inbox: POST /relay/broadcast → \`inbox\` event, ${f(i.offeredPerSec)} envelopes/s open loop over ${c.inbox.mailboxes} mailboxes, p50 / p90 / p99 / max | ${f(i.latencyMs.p50, 2)} / ${f(i.latencyMs.p90, 2)} / **${f(i.latencyMs.p99, 2)}** / ${f(i.latencyMs.max, 2)} ms | p99 < 10 ms (${i.latencyMs.p99 < 10 ? 'met' : 'not met'}) |`,

@@ -19,7 +19,7 @@ import { ReplaySeam } from './seam.js'
 
 /** Where a connection's bytes go: a WebSocket in production, an array in tests. */
 export interface Sink {
-  send (bytes: Buffer): void
+  send (frame: Frame): void
   /** bytes sent and not yet handed to the kernel */
   readonly bufferedAmount: number
   close (code: number, reason: string): void
@@ -121,7 +121,7 @@ export class Connection implements Subscriber {
       this.close(CLOSE_CODES.SLOW_CONSUMER, 'slow consumer: send queue full; reconnect and refetch')
       return
     }
-    this.sink.send(frame.wsBytes)
+    this.sink.send(frame)
   }
 
   /** Leaves every topic and closes the socket with `code`. */

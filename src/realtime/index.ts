@@ -8,7 +8,7 @@
  */
 export { RealtimeGateway, WS_PATH, type RealtimeOptions, type ChainSource } from './gateway.js'
 export { Connection, type Sink, type MailboxSource, type ConnectionContext } from './connection.js'
-export { Hub, Frame, TopicKeys, subscriptionKey, type Subscriber } from './hub.js'
+export { Hub, Frame, TopicKeys, DEFAULT_FANOUT_CHUNK, subscriptionKey, textFrame, type Subscriber, type HubOptions } from './hub.js'
 export { ReplaySeam } from './seam.js'
 export { NonceHandshake, authText, newNonce } from './auth.js'
 export { SseStream, sseTopicKeys, parseLastEventId } from './sse.js'

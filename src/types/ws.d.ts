@@ -25,6 +25,8 @@ declare module 'ws' {
     readonly bufferedAmount: number
     /** the underlying TCP socket (absent once closed) */
     readonly _socket: Duplex & { pause (): void, resume (): void, setNoDelay? (noDelay?: boolean): void }
+    /** ws's frame writer: `_state` 0 and an empty `_queue` mean it writes through at once (no deflate, no Blob) */
+    readonly _sender: { readonly _state: number, readonly _queue: unknown[] }
     send (data: string | Buffer, options?: { binary?: boolean, fin?: boolean, compress?: boolean }, cb?: (err?: Error) => void): void
     send (data: string | Buffer, cb?: (err?: Error) => void): void
     ping (data?: Buffer | string, mask?: boolean, cb?: (err?: Error) => void): void

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { generateKeyPair, sign, toBase64, toHex } from '../../../src/crypto/index.js'
 import { KithError } from '../../../src/errors.js'
 import {
-  CLOSE_CODES, Connection, DEFAULT_REALTIME_LIMITS, Frame, Hub, NonceHandshake, ReplaySeam, authText, inboxFrame, parseLastEventId, readRealtimeEnv, sseTopicKeys,
+  CLOSE_CODES, Connection, textFrame, DEFAULT_REALTIME_LIMITS, Frame, Hub, NonceHandshake, ReplaySeam, authText, inboxFrame, parseLastEventId, readRealtimeEnv, sseTopicKeys,
   type ConnectionContext, type MailboxSource, type RealtimeLimits, type Sink
 } from '../../../src/realtime/index.js'
 import type { InboxEvent } from '../../../src/relay/index.js'
@@ -13,7 +13,7 @@ class FakeSink implements Sink {
   readonly sent: Array<Record<string, unknown>> = []
   bufferedAmount = 0
   closedWith: { code: number, reason: string } | undefined
-  send (bytes: Buffer): void { this.sent.push(JSON.parse(bytes.toString('utf8')) as Record<string, unknown>) }
+  send (frame: Frame): void { this.sent.push(JSON.parse(frame.json) as Record<string, unknown>) }
   close (code: number, reason: string): void { this.closedWith = { code, reason } }
   last (): Record<string, unknown> | undefined { return this.sent.at(-1) }
 }
@@ -61,6 +61,36 @@ describe('hub', () => {
     hub.remove('txs', sub)
     hub.remove('txs:a', sub)
     assert.equal(hub.has('txs'), false)
+  })
+
+  test('a fan-out larger than a chunk continues on later turns, and later frames keep their order behind it', async () => {
+    const done: Array<[number, number]> = []
+    const hub = new Hub({ chunk: 2, onFanOut: (n, ms) => done.push([n, ms]) })
+    const got = new Map<number, string[]>()
+    for (let i = 0; i < 5; i++) {
+      got.set(i, [])
+      hub.add('blocks', { deliver: (f) => got.get(i)?.push(f.name) })
+    }
+    hub.add('txs', { deliver: (f) => got.get(0)?.push(f.name) })
+    assert.equal(hub.publish(['blocks'], Frame.of({ event: 'first' })), 5)
+    assert.equal(hub.publish(['txs'], Frame.of({ event: 'second' })), 1)
+    assert.deepEqual([...got.values()].map((names) => names.length), [1, 1, 0, 0, 0], 'one chunk at once')
+    for (let turn = 0; turn < 5 && hub.pending > 0; turn++) await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(hub.pending, 0)
+    assert.deepEqual(got.get(0), ['first', 'second'])
+    assert.ok([1, 2, 3, 4].every((i) => got.get(i)?.join() === 'first'))
+    assert.equal(done.length, 1)
+    assert.equal(done[0][0], 5)
+  })
+
+  test('a ready-made WebSocket frame: FIN + text opcode, unmasked, 7-, 16- and 64-bit lengths', () => {
+    for (const [n, header] of [[5, [0x81, 5]], [200, [0x81, 126, 0, 200]], [70_000, [0x81, 127, 0, 0, 0, 0, 0, 1, 0x11, 0x70]]] as const) {
+      const payload = Buffer.alloc(n, 0x61)
+      const frame = textFrame(payload)
+      assert.deepEqual([...frame.subarray(0, header.length)], header)
+      assert.equal(frame.length, header.length + n)
+      assert.ok(frame.subarray(header.length).equals(payload))
+    }
   })
 
   test('an SSE frame names the event and carries the block height as its id', () => {
