@@ -18,6 +18,10 @@
  * Then the feed benchmark (bench/feed.ts: listing latency over 10,000 and 1,000,000 posts beside a
  * bare Koa floor, and the event loop while photos are published and scrubbed) unless --no-feed;
  * --quick runs it at 10,000 posts with short phases, --no-profile skips its profiled run.
+ *
+ * Then the real-time benchmark (bench/realtime.ts: 10,000 WebSocket subscribers of blocks in
+ * child processes, commit-to-receipt latency, memory per idle connection, and inbox-event latency
+ * at 1,000 broadcasts/s) unless --no-realtime; --quick runs 1,000 subscribers briefly.
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -29,6 +33,7 @@ import { DEFAULT_NETWORK_CONFIG, QUICK_NETWORK_CONFIG, formatNetwork, runNetwork
 import { QUICK_MEDIA_CONFIG, formatMediaBench, runMediaBench, type MediaBenchResult } from './media.js'
 import { QUICK_FEED_CONFIG, formatFeedBench, runFeedBench, type FeedBenchConfig, type FeedBenchResult } from './feed.js'
 import { QUICK_RELAY_CONFIG, formatRelayBench, runRelayBench, type RelayBenchResult } from './relay.js'
+import { QUICK_REALTIME_CONFIG, formatRealtimeBench, runRealtimeBench, type RealtimeBenchResult } from './realtime.js'
 import { formatThroughput, runThroughputBench, type ThroughputConfig } from './throughput.js'
 
 const log = (line: string): void => { console.error(line) }
@@ -142,6 +147,12 @@ async function main (): Promise<void> {
     out.push('## Feed', '', formatFeedBench(feed), '')
   }
 
+  let realtime: RealtimeBenchResult | undefined
+  if (!process.argv.includes('--no-realtime')) {
+    realtime = await runRealtimeBench(quick ? QUICK_REALTIME_CONFIG : {}, log)
+    out.push('## Real-time', '', formatRealtimeBench(realtime), '')
+  }
+
   let storage: unknown
   const storageJs = path.join(path.dirname(fileURLToPath(import.meta.url)), 'storage.js')
   if (!quick && !process.argv.includes('--no-storage') && existsSync(storageJs)) {
@@ -159,7 +170,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, relay, media, feed, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, relay, media, feed, realtime, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

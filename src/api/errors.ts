@@ -61,17 +61,25 @@ export function errorMiddleware (log: Logger) {
         }
       }
     } catch (err) {
-      if (err instanceof KithError) {
-        ctx.status = STATUS_BY_CODE[err.code]
-        ctx.body = { error: err.message }
-        const busy = err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY'
-        // a limiter that knows better (the per-IP bucket) has set it already
-        if (busy && !ctx.res.hasHeader('Retry-After')) ctx.set('Retry-After', '1')
-        return
-      }
-      log.error({ err, method: ctx.method, path: ctx.path }, 'request failed')
-      ctx.status = 500
-      ctx.body = { error: 'internal error' }
+      const answer = errorAnswer(err, log, { method: ctx.method, path: ctx.path })
+      ctx.status = answer.status
+      ctx.body = { error: answer.error }
+      // a limiter that knows better (the per-IP bucket) has set it already
+      if (answer.retryAfter && !ctx.res.hasHeader('Retry-After')) ctx.set('Retry-After', '1')
     }
   }
+}
+
+/**
+ * The status and `error` text of a failure, for HTTP answers and for the WebSocket's
+ * `submit_ack` and `error` messages alike. Anything but a KithError is a 500 whose detail is
+ * logged, never sent.
+ */
+export function errorAnswer (err: unknown, log: Logger, context: Record<string, unknown> = {}): { status: number, error: string, retryAfter: boolean } {
+  if (err instanceof KithError) {
+    const retryAfter = err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY'
+    return { status: STATUS_BY_CODE[err.code], error: err.message, retryAfter }
+  }
+  log.error({ err, ...context }, 'request failed')
+  return { status: 500, error: 'internal error', retryAfter: false }
 }

@@ -1,9 +1,11 @@
 /** Builds the OpenAPI 3.1 document from the route declarations. */
+import type { z } from 'zod'
 import { createDocument } from 'zod-openapi'
 import { NODE_VERSION } from '../version.js'
 import type { AnyRoute } from './route.js'
 
-export function openApiDocument (routes: readonly AnyRoute[]): object {
+/** `schemas`: wire objects no route body shows (the real-time messages), listed under components. */
+export function openApiDocument (routes: readonly AnyRoute[], schemas: Record<string, z.ZodType> = {}): object {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const r of routes) {
     const responses: Record<string, unknown> = {}
@@ -16,6 +18,7 @@ export function openApiDocument (routes: readonly AnyRoute[]): object {
     paths[r.path] ??= {}
     paths[r.path][r.method] = {
       summary: r.summary,
+      ...(r.description !== undefined ? { description: r.description } : {}),
       tags: [r.tag],
       ...(r.params !== undefined || r.query !== undefined
         ? { requestParams: { ...(r.params !== undefined ? { path: r.params } : {}), ...(r.query !== undefined ? { query: r.query } : {}) } }
@@ -32,7 +35,7 @@ export function openApiDocument (routes: readonly AnyRoute[]): object {
       version: NODE_VERSION,
       description: 'A node of a permissioned blockchain with an end-to-end encrypted relay mailbox and a social feed. Errors are `{"error": "..."}`.'
     },
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas },
     paths: paths as Parameters<typeof createDocument>[0]['paths']
   })
 }

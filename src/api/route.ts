@@ -20,6 +20,8 @@ export interface RouteDef<P extends z.ZodType | undefined, Q extends z.ZodType |
   /** OpenAPI form, e.g. /api/tx/{id} */
   path: string
   summary: string
+  /** longer text for the OpenAPI document (markdown) */
+  description?: string
   tag: string
   params?: P
   query?: Q
@@ -34,6 +36,7 @@ export interface AnyRoute {
   method: Method
   path: string
   summary: string
+  description?: string
   tag: string
   params?: z.ZodType
   query?: z.ZodType

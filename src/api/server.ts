@@ -14,7 +14,7 @@ import type { Logger } from 'pino'
 import type { EnvSettings } from '../node/config.js'
 import type { KithNode } from '../node/index.js'
 import { parseOrThrow } from '../validation.js'
-import { errorMiddleware } from './errors.js'
+import { errorAnswer, errorMiddleware } from './errors.js'
 import { jsonBody, privateMode, rateLimit, RateLimiter, requireBearer, type AccessOptions } from './middleware.js'
 import { openApiDocument } from './openapi.js'
 import { koaPath, route, type AnyRoute } from './route.js'
@@ -27,6 +27,9 @@ import type { RelayService } from '../relay/index.js'
 import type { FeedService } from '../feed/index.js'
 import { feedRoutes } from './routes/feed.js'
 import type { NodeMetrics } from '../metrics/index.js'
+import { realtimeRoutes } from './routes/realtime.js'
+import { REALTIME_SCHEMAS, RealtimeGateway, type RealtimeLimits } from '../realtime/index.js'
+import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
 
 /** How long in-flight requests get to finish when the node shuts down. */
 const CLOSE_GRACE_MS = 3000
@@ -40,10 +43,14 @@ export interface ApiOptions {
   relay?: { service: RelayService, rateLimitPerSender: number }
   feed?: FeedService
   metrics?: NodeMetrics
+  /** the WebSocket gateway and SSE stream, with their caps (readRealtimeEnv); absent: neither is served */
+  realtime?: RealtimeLimits
 }
 
 export interface ApiServer {
   server: Server
+  /** present when `realtime` was given */
+  gateway: RealtimeGateway | undefined
   listen (host: string | undefined, port: number): Promise<AddressInfo>
   close (): Promise<void>
 }
@@ -60,6 +67,8 @@ export function createApi (opts: ApiOptions): ApiServer {
     ...operatorRoutes(opts)
   ]
   if (opts.metrics !== undefined) routes.push(metricsRoute(opts.metrics))
+  const gateway = opts.realtime !== undefined ? realtimeGateway(opts, opts.realtime, access, log) : undefined
+  if (gateway !== undefined && opts.realtime !== undefined) routes.push(...realtimeRoutes(gateway, opts.realtime))
   if (!opts.env.disableSwagger) routes.push(...swaggerRoutes(routes))
 
   const app = new Koa({ proxy: false })
@@ -83,8 +92,10 @@ export function createApi (opts: ApiOptions): ApiServer {
 
   const server = createServer(app.callback())
   server.keepAliveTimeout = 65_000
+  gateway?.attach(server)
   return {
     server,
+    gateway,
     async listen (host, port) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
@@ -93,6 +104,8 @@ export function createApi (opts: ApiOptions): ApiServer {
       return server.address() as AddressInfo
     },
     async close () {
+      // WebSockets and event streams first: they never end by themselves, and server.close() waits for them
+      await gateway?.close()
       // from now on every response closes its connection, so keep-alive clients let go
       server.prependListener('request', (_req, res) => { res.shouldKeepAlive = false })
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
@@ -106,6 +119,33 @@ export function createApi (opts: ApiOptions): ApiServer {
       clearTimeout(cut)
     }
   }
+}
+
+/** The gateway over this node and mailbox: submit_tx takes the POST /api/tx path, failures the same error map. */
+function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: AccessOptions, log: Logger): RealtimeGateway {
+  const { node } = opts
+  const relay = opts.relay?.service
+  return new RealtimeGateway({
+    chain: { events: node.events, height: () => node.head().height, blockSummary: (h) => node.store.getBlockSummary(h) },
+    ...(relay !== undefined
+      ? {
+          mailbox: {
+            events: relay,
+            requireReadAuth: relay.requireReadAuth,
+            ownsMailbox: (ed25519, x25519) => relay.ownsMailbox(ed25519, x25519),
+            page: (pub, from) => relay.inboxEvents(pub, from)
+          }
+        }
+      : {}),
+    submit: async (tx) => await node.submitTx(tx),
+    describeError: (err) => errorAnswer(err, log, { op: 'websocket' }),
+    limiter: new RateLimiter(limits.messagesPerSecond),
+    access,
+    limits,
+    protocolVersion: PROTOCOL_VERSION,
+    nodeVersion: NODE_VERSION,
+    logger: opts.logger
+  })
 }
 
 /**
@@ -199,7 +239,7 @@ function swaggerRoutes (apiRoutes: readonly AnyRoute[]): AnyRoute[] {
       tag: 'meta',
       summary: 'This OpenAPI document',
       responses: { 200: { description: 'OpenAPI 3.1 document' } },
-      handler: () => (doc ??= openApiDocument(apiRoutes))
+      handler: () => (doc ??= openApiDocument(apiRoutes, REALTIME_SCHEMAS))
     }),
     route({
       method: 'get',

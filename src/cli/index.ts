@@ -11,6 +11,7 @@ import { ownsMailbox } from '../chain/index.js'
 import { RelayFees, RelayService, readRelayEnv, sealKeyFromEd25519 } from '../relay/index.js'
 import { FeedService } from '../feed/index.js'
 import { MediaScrubber, readMediaEnv } from '../media/index.js'
+import { readRealtimeEnv } from '../realtime/index.js'
 import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
 import { stopOnSignals } from './shutdown.js'
 import { createTestnet } from './testnet.js'
@@ -207,7 +208,9 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       onboarding: await onboardingOptions(home, config),
       relay: { service: relay, rateLimitPerSender: relayEnv.rateLimitPerSender },
       feed,
-      metrics
+      metrics,
+      // a WebSocket message may carry what a POST body may
+      realtime: readRealtimeEnv(process.env, { maxMessageBytes: env.maxBodyBytes })
     })
     const { host, port } = parseListenAddr(config.stats_addr)
     address = await api.listen(host, port)

@@ -283,6 +283,20 @@ export class RelayService extends EventEmitter<RelayEvents> {
     return { pub, page: this.store.inboxJson(pub, { since: query.since, after: query.after?.toLowerCase(), limit, maxBytes: MAX_PAGE_BYTES }) }
   }
 
+  /** Whether an Ed25519 key owns an X25519 mailbox (registered key or linked device); RELAY_UNAVAILABLE without a resolver. */
+  ownsMailbox (ed25519Pub: string, x25519Pub: string): boolean {
+    return this.requireResolver('mailbox ownership').isLinked(ed25519Pub, x25519Pub)
+  }
+
+  /**
+   * Stored envelopes of a mailbox as push summaries, oldest first from (since, after): the
+   * real-time replay. No read check here; the gateway applies its own (a proven key).
+   */
+  inboxEvents (pub: string, query: { since?: number, after?: string, limit: number }): { items: InboxEvent[], hasMore: boolean } {
+    const page = this.store.inbox(pub, { since: query.since, after: query.after, limit: Math.min(query.limit, MAX_PAGE_SIZE), maxBytes: MAX_PAGE_BYTES })
+    return { items: page.items.map(inboxEvent), hasMore: page.hasMore }
+  }
+
   /** GET /relay/inbox/count: live envelopes in the mailbox. */
   count (pubInput: string, auth?: unknown): { pub: string, count: number } {
     const pub = this.mailboxKey(pubInput)

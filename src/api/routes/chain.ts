@@ -11,7 +11,7 @@ import {
 } from '../schemas.js'
 
 /** Feature tags this node really serves today (spec, "Versioning"); more are added as they land. */
-export const FEATURES = ['chain_id', 'feed_v2', 'identity_registry', 'media_scrub', 'onboarding_api', 'relay_broadcast', 'relay_mailbox']
+export const FEATURES = ['chain_id', 'feed_v2', 'identity_registry', 'media_scrub', 'onboarding_api', 'relay_broadcast', 'relay_mailbox', 'ws_submit_tx']
 
 export function chainRoutes (node: KithNode, nodeId: string): AnyRoute[] {
   const peers = (): Array<Record<string, unknown>> => node.peers().filter((p) => p.connected).map((p) => ({
