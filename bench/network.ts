@@ -105,7 +105,8 @@ export interface PhaseCommon {
   maxTxsPerBlock: number
   peakMempool: number
   /** blocks of the phase (node 0) decided in a round above 0, the highest such round, and the longest wait between two commits */
-  rounds: { late: number, maxRound: number, maxGapMs: number }
+  /** … and when, in seconds from the start of the phase, the longest wait ended */
+  rounds: { late: number, maxRound: number, maxGapMs: number, maxGapEndS: number }
   nodes: NodeCpu[]
   /** sum over the nodes, per committed transaction, µs */
   networkCpuUsPerTx: number
@@ -329,14 +330,19 @@ async function roundStats (testnet: RunningTestnet, samples: NetSample[], fromHe
   }
   agent.destroy()
   let maxGapMs = 0
+  let maxGapEndS = 0
   let lastChange: NetSample | undefined
+  const start = samples[0]?.t ?? 0
   for (const x of samples) {
     if (lastChange === undefined || x.height > lastChange.height) {
-      if (lastChange !== undefined) maxGapMs = Math.max(maxGapMs, x.t - lastChange.t)
+      if (lastChange !== undefined && x.t - lastChange.t > maxGapMs) {
+        maxGapMs = x.t - lastChange.t
+        maxGapEndS = (x.t - start) / 1000
+      }
       lastChange = x
     }
   }
-  return { late, maxRound, maxGapMs }
+  return { late, maxRound, maxGapMs, maxGapEndS }
 }
 
 /** Busy CPU seconds of the whole machine so far (/proc/stat: all but idle and iowait); NaN where unreadable. */
@@ -675,7 +681,7 @@ export async function runNetworkBench (config: Partial<NetworkBenchConfig> = {},
         await stopTestnet(testnet)
       }
       result.saturation.push(r)
-      log(`network: C=${concurrency}: ${Math.round(r.confirmedPerSec)} confirmed tx/s, steady ${Math.round(r.steadyPerSec)}, confirm p50 ${Math.round(r.confirmLatencyMs.p50)} ms p99 ${Math.round(r.confirmLatencyMs.p99)} ms, 503 ${r.busy}, longest commit gap ${r.rounds.maxGapMs} ms, ` +
+      log(`network: C=${concurrency}: ${Math.round(r.confirmedPerSec)} confirmed tx/s, steady ${Math.round(r.steadyPerSec)}, confirm p50 ${Math.round(r.confirmLatencyMs.p50)} ms p99 ${Math.round(r.confirmLatencyMs.p99)} ms, 503 ${r.busy}, longest commit gap ${r.rounds.maxGapMs} ms (ending ${r.rounds.maxGapEndS.toFixed(1)} s in), ` +
         `${r.nodes.map((x) => x.cores.toFixed(2)).join('/')} cores per node, client ${r.clientCores.toFixed(2)}`)
       if (testnet.profileDir !== undefined) {
         const files = readdirSync(testnet.profileDir).filter((f) => f.endsWith('.cpuprofile'))

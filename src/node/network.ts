@@ -281,6 +281,11 @@ export class NetworkBridge {
     }
   }
 
+  /** Whether the node is fetching blocks it missed (a peer announced a later height). */
+  isSyncing (): boolean {
+    return this.syncing
+  }
+
   /** The check under way of a proposal for (height, round), if one is. */
   proposalCheck (height: number, round: number): Promise<Validation> | undefined {
     for (const [key, check] of this.proposalChecks) {

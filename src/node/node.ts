@@ -202,13 +202,14 @@ export class KithNode {
   }
 
   /**
-   * Throws NODE_BUSY while the event loop lags and a backlog waits to be committed: consensus
-   * gets the thread before new transactions do. Without a backlog there is nothing to protect
+   * Throws NODE_BUSY while the event loop lags or the node syncs blocks it fell behind on, and a
+   * backlog waits to be committed: consensus gets the thread before new transactions do. Without a backlog there is nothing to protect
    * (a lag at start-up, a slow disk), and the node admits.
    */
   checkAdmitting (): void {
     const gate = this.opts.lagGate
-    if (gate === undefined || this.mempool.size < SHED_MIN_PENDING || gate.isOpen(Date.now())) return
+    // a node catching up on blocks it missed sheds too: it is late to vote and to propose
+    if (gate === undefined || this.mempool.size < SHED_MIN_PENDING || (gate.isOpen(Date.now()) && !this.network.isSyncing())) return
     throw new KithError('NODE_BUSY', 'the node is busy committing blocks; retry later')
   }
 
