@@ -26,6 +26,7 @@ import { relayRoutes } from './routes/relay.js'
 import type { RelayService } from '../relay/index.js'
 import type { FeedService } from '../feed/index.js'
 import { feedRoutes } from './routes/feed.js'
+import { swaggerRoutes } from './swagger.js'
 import type { NodeMetrics } from '../metrics/index.js'
 import { realtimeRoutes } from './routes/realtime.js'
 import { REALTIME_SCHEMAS, RealtimeGateway, type RealtimeLimits } from '../realtime/index.js'
@@ -69,7 +70,10 @@ export function createApi (opts: ApiOptions): ApiServer {
   if (opts.metrics !== undefined) routes.push(metricsRoute(opts.metrics))
   const gateway = opts.realtime !== undefined ? realtimeGateway(opts, opts.realtime, access, log) : undefined
   if (gateway !== undefined && opts.realtime !== undefined) routes.push(...realtimeRoutes(gateway, opts.realtime))
-  if (!opts.env.disableSwagger) routes.push(...swaggerRoutes(routes))
+  if (!opts.env.disableSwagger) {
+    let doc: object | undefined
+    routes.push(...swaggerRoutes(() => (doc ??= openApiDocument(routes, REALTIME_SCHEMAS))))
+  }
 
   const app = new Koa({ proxy: false })
   const router = new Router()
@@ -210,44 +214,3 @@ function metricsRoute (metrics: NodeMetrics): AnyRoute {
   })
 }
 
-const SWAGGER_PAGE = `<!doctype html>
-<html><head><meta charset="utf-8"><title>kith API</title>
-<style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}code{background:#eee;padding:0 .2rem}</style></head>
-<body><h1>kith node API</h1>
-<p>The OpenAPI document: <a href="/swagger/openapi.json"><code>/swagger/openapi.json</code></a>.</p>
-<div id="ops"></div>
-<script>
-fetch('/swagger/openapi.json').then(r => r.json()).then(doc => {
-  const ops = document.getElementById('ops')
-  for (const [path, methods] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(methods)) {
-      const d = document.createElement('details')
-      d.innerHTML = '<summary><code>' + method.toUpperCase() + ' ' + path + '</code> ' + (op.summary || '') + '</summary><pre>' +
-        JSON.stringify(op, null, 2).replace(/[<&]/g, c => ({'<':'&lt;','&':'&amp;'}[c])) + '</pre>'
-      ops.appendChild(d)
-    }
-  }
-})
-</script></body></html>`
-
-function swaggerRoutes (apiRoutes: readonly AnyRoute[]): AnyRoute[] {
-  let doc: object | undefined
-  return [
-    route({
-      method: 'get',
-      path: '/swagger/openapi.json',
-      tag: 'meta',
-      summary: 'This OpenAPI document',
-      responses: { 200: { description: 'OpenAPI 3.1 document' } },
-      handler: () => (doc ??= openApiDocument(apiRoutes, REALTIME_SCHEMAS))
-    }),
-    route({
-      method: 'get',
-      path: '/swagger',
-      tag: 'meta',
-      summary: 'Interactive API page',
-      responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
-      handler: ({ ctx }) => { ctx.type = 'text/html'; ctx.body = SWAGGER_PAGE }
-    })
-  ]
-}
