@@ -106,7 +106,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   const env = readEnv()
   const logger = pino({ level: config.log_level, base: { pid: process.pid } })
   logger.info({
-    maxCpu: config.max_cpu, maxRamMb: config.max_ram_mb, verifyWorkers: caps.verifyWorkers, imageWorkers: caps.imageWorkers,
+    maxCpu: config.max_cpu, maxRamMb: config.max_ram_mb, verifyWorkers: caps.verifyWorkers, imageWorkers: caps.imageWorkers, viewPairs: caps.viewPairs,
     uvThreads: process.env.UV_THREADPOOL_SIZE ?? 'default', heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)
   }, 'resource caps')
 
@@ -144,6 +144,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     chain: { state: node.store, scan: (prefix) => node.store.scanState(prefix) },
     hostingRelay: node.validatorPub,
     scrubber,
+    ...(caps.viewPairs !== undefined ? { maxViewPairs: caps.viewPairs } : {}),
     ...(config.feed_disk_limit_mb !== undefined ? { diskLimitBytes: config.feed_disk_limit_mb * 1024 * 1024 } : {}),
     logger: logger.child({ module: 'feed' })
   })

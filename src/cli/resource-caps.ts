@@ -8,7 +8,8 @@
  *   writes and fs need one each). The main thread is the one core left; an operator who needs a
  *   hard ceiling also sets a cgroup (docker `--cpus`), which these counts then fit.
  * - `--max-ram-mb M`: V8's old-space limit at 60% of M (the rest: buffers, lmdb's own memory,
- *   the worker threads' heaps, and the image workers, which sharp bounds per image).
+ *   the worker threads' heaps, and the image workers, which sharp bounds per image), and the
+ *   feed's view limiter sized to at most 5% of M (its default, 1,000,000 pairs, is ~160 MB).
  */
 import { spawn } from 'node:child_process'
 import { availableParallelism } from 'node:os'
@@ -20,7 +21,15 @@ export interface ResourceCaps {
   uvThreads: number | undefined
   /** --max-old-space-size in MiB; undefined: V8's default */
   heapMb: number | undefined
+  /** (client, post) pairs the feed's view limiter remembers; undefined: its default */
+  viewPairs: number | undefined
 }
+
+/** A remembered view pair: a map entry keyed by address and post id, with its expiry (measured ~160 B). */
+const VIEW_PAIR_BYTES = 160
+/** Share of --max-ram-mb the view limiter may hold when full. */
+const VIEW_SHARE = 0.05
+const MAX_VIEW_PAIRS = 1_000_000
 
 /** Share of --max-ram-mb given to the V8 heap. */
 export const HEAP_SHARE = 0.6
@@ -34,7 +43,8 @@ export function resourceCaps (maxCpu: number | undefined, maxRamMb: number | und
     verifyWorkers: maxCpu === undefined ? machineVerifiers : Math.min(machineVerifiers, Math.max(1, Math.ceil(maxCpu) - 1)),
     imageWorkers: maxCpu === undefined ? undefined : Math.max(1, Math.floor(maxCpu)),
     uvThreads: maxCpu === undefined ? undefined : Math.max(2, Math.ceil(maxCpu)),
-    heapMb: maxRamMb === undefined ? undefined : Math.max(MIN_HEAP_MB, Math.floor(maxRamMb * HEAP_SHARE))
+    heapMb: maxRamMb === undefined ? undefined : Math.max(MIN_HEAP_MB, Math.floor(maxRamMb * HEAP_SHARE)),
+    viewPairs: maxRamMb === undefined ? undefined : Math.min(MAX_VIEW_PAIRS, Math.max(10_000, Math.floor(maxRamMb * 2 ** 20 * VIEW_SHARE / VIEW_PAIR_BYTES)))
   }
 }
 

@@ -63,6 +63,7 @@ describe('--max-cpu and --max-ram-mb', () => {
     const environ = readFileSync(`/proc/${capped.pid}/environ`, 'utf8').split('\0')
     assert.ok(environ.includes('UV_THREADPOOL_SIZE=2'), 'the libuv pool is sized from --max-cpu')
     assert.equal(capsLine(capped).verifyWorkers, 1)
+    assert.equal(capsLine(capped).viewPairs, 131_072, 'the feed view limiter sized to 5% of --max-ram-mb')
 
     // the node still serves
     assert.ok((await capped.client.netstats()).height >= 0)
