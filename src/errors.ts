@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'RELAY_FORBIDDEN'
   | 'RELAY_STALE_TS'
   | 'RELAY_MAILBOX_FULL'
+  | 'RELAY_STORAGE_FULL'
   | 'RELAY_FEE_REFUSED'
   | 'RELAY_UNAVAILABLE'
   // feed (docs/feed.md)

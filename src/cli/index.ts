@@ -132,6 +132,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     identity: relayEnv.disableInboxDelete ? undefined : { isLinked: (ed25519, x25519) => ownsMailbox(node.store, ed25519, x25519) },
     nodeSealKey: sealKeyFromEd25519(loaded.nodeKey.secretKey),
     requireReadAuth: relayEnv.requireReadAuth,
+    limits: { maxStoredBytes: relayEnv.maxStoredBytes },
     logger: logger.child({ module: 'relay' }),
     feeCheck: fees.check
   })

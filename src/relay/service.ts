@@ -133,17 +133,23 @@ export interface RelayEnv {
   requireReadAuth: boolean
   /** SVC_RELAY_SENDER_RPS (default 10; 0 turns it off) */
   rateLimitPerSender: number
+  /** SVC_MAILBOX_MAX_MB: stored envelope bytes of the whole mailbox (unset: no cap) */
+  maxStoredBytes: number
 }
 
 export function readRelayEnv (env: NodeJS.ProcessEnv = process.env): RelayEnv {
   const rawRps = env.SVC_RELAY_SENDER_RPS
   const rps = rawRps === undefined || rawRps.trim() === '' ? DEFAULT_SENDER_RPS : Number(rawRps)
   if (!Number.isFinite(rps) || rps < 0) throw new Error(`SVC_RELAY_SENDER_RPS must be a non-negative number, got "${rawRps ?? ''}"`)
+  const rawMb = env.SVC_MAILBOX_MAX_MB
+  const maxMb = rawMb === undefined || rawMb.trim() === '' ? Infinity : Number(rawMb)
+  if (Number.isNaN(maxMb) || maxMb <= 0) throw new Error(`SVC_MAILBOX_MAX_MB must be a positive number of MiB, got "${rawMb ?? ''}"`)
   return {
     ttlMs: mailboxTtlMs(env),
     disableInboxDelete: env.SVC_DISABLE_INBOX_DELETE === 'true',
     requireReadAuth: env.SVC_RELAY_READ_AUTH === 'true',
-    rateLimitPerSender: rps
+    rateLimitPerSender: rps,
+    maxStoredBytes: maxMb === Infinity ? Infinity : Math.floor(maxMb * 2 ** 20)
   }
 }
 
@@ -258,7 +264,7 @@ export class RelayService extends EventEmitter<RelayEvents> {
     try {
       if (!await this.store.put(envelope)) return { result: 'duplicate', id: envelope.id }
     } catch (err) {
-      if (err instanceof KithError && err.code === 'RELAY_MAILBOX_FULL') return { result: 'ignored', reason: err.message }
+      if (err instanceof KithError && (err.code === 'RELAY_MAILBOX_FULL' || err.code === 'RELAY_STORAGE_FULL')) return { result: 'ignored', reason: err.message }
       throw err
     }
     this.emit('inbox', inboxEvent(envelope))

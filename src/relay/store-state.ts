@@ -61,6 +61,11 @@ export class StoreState {
   readonly clock: Clock
 
   /** Opens the tables and the journal and rebuilds the indexes from their keys and records. */
+  /** value bytes of the committed live envelopes (what the global byte cap counts) */
+  storedBytes = 0
+  /** value bytes of envelopes accepted and still being written */
+  pendingBytes = 0
+
   constructor (path: string, opts: { ttlMs: number, clock: Clock, sync?: boolean }) {
     this.tables = new StoreTables(path, opts.sync !== false)
     this.ttlMs = opts.ttlMs
@@ -170,6 +175,7 @@ export class StoreState {
    * mailbox first. A journaled one gives its value's segment, offset and length.
    */
   index (key: Buffer, layout: KeyLayout, recent?: MailboxEntries, segment = 0, offset = 0, length = 0): MailboxEntries {
+    this.storedBytes += length
     const sentAt = key.readUIntBE(layout.at, AT_BYTES)
     const r = layout.recipient
     const box = recent !== undefined && key.compare(recent.recipient, 0, 32, r, r + 32) === 0
@@ -185,6 +191,7 @@ export class StoreState {
 
   /** Takes entry i of `box` out of the in-memory indexes; returns its keys, for `tables.removeKeys`. */
   takeOut (box: MailboxEntries, i: number): EnvelopeKeys {
+    this.storedBytes -= box.valueLength(i)
     const keys = { log: keyAt(box, i), merged: mergedKeyAt(box, i), segment: box.place(i) === IN_JOURNAL ? box.journalSegment(i) : -1 }
     if (box.place(i) === IN_TABLE) this.mergedCount--
     box.removeAt(i)
@@ -220,14 +227,15 @@ export class StoreState {
     const start = atPrefix(liveFrom)
     let last: MailboxEntries | undefined
     // keys arrive in (mailbox, sent_at, id) and then in (sent_at, id) order: inserts are appends
-    for (const key of mailboxTable.getKeys()) {
-      if (key.readUIntBE(MERGED.at, AT_BYTES) >= liveFrom) last = this.index(key, MERGED, last)
+    // values are read for their length only (the global byte cap counts stored value bytes)
+    for (const { key, value } of mailboxTable.getRange()) {
+      if (key.readUIntBE(MERGED.at, AT_BYTES) >= liveFrom) last = this.index(key, MERGED, last, 0, 0, value.length)
     }
     // a merge that stopped before it dropped them from the log leaves copies there
     const copiesInLog: Buffer[] = []
-    for (const key of log.getKeys({ start })) {
+    for (const { key, value } of log.getRange({ start })) {
       if (this.ids.find(key, AT_BYTES) >= 0) copiesInLog.push(Buffer.from(key))
-      else last = this.index(key, LOG, last)
+      else last = this.index(key, LOG, last, 0, 0, value.length)
     }
     if (copiesInLog.length > 0) root.transactionSync(() => { for (const key of copiesInLog) log.removeSync(key) })
     for (const { key, value } of tombstones.getRange({ start })) {

@@ -77,9 +77,15 @@ export interface RelayLimits {
   maxPerMailbox: number
   /** envelopes one sender (X25519 key) may hold in one mailbox */
   maxPerSender: number
+  /**
+   * stored value bytes of the whole mailbox (Infinity: no cap); a new envelope past it is
+   * refused (507), never an old one evicted. Sender keys prove nothing, so without it only the
+   * per-IP rate limit bounds what strangers can make a node store.
+   */
+  maxStoredBytes: number
 }
 
-export const DEFAULT_LIMITS: RelayLimits = { maxPerMailbox: 10_000, maxPerSender: 1_000 }
+export const DEFAULT_LIMITS: RelayLimits = { maxPerMailbox: 10_000, maxPerSender: 1_000, maxStoredBytes: Infinity }
 
 export interface RelayStoreOptions extends MergeOptions {
   /** retention of an envelope after its sent_at, ms */
@@ -175,8 +181,12 @@ export class RelayStore {
     if (box.length + box.pending >= this.limits.maxPerSender && this.liveSenderCount(box, env.sender_pub, now) >= this.limits.maxPerSender) {
       throw new KithError('RELAY_MAILBOX_FULL', `mailbox ${env.recipient_pub} already holds ${this.limits.maxPerSender} envelopes from sender ${env.sender_pub}, the most one sender may hold`)
     }
-    box.pending++
     const text = valueText(env)
+    if (state.storedBytes + state.pendingBytes + text.length > this.limits.maxStoredBytes) {
+      throw new KithError('RELAY_STORAGE_FULL', `the mailbox storage of this node is full (${this.limits.maxStoredBytes} bytes); it takes new envelopes as stored ones are deleted or expire`)
+    }
+    box.pending++
+    state.pendingBytes += text.length
     const { record, payload } = journalRecord(KEY_BYTES + text.length)
     const key = envelopeKey(env.sent_at, env.id, env.recipient_pub, env.sender_pub, payload.subarray(0, KEY_BYTES))
     const value = payload.subarray(KEY_BYTES)
@@ -184,6 +194,8 @@ export class RelayStore {
     const committed = state.journal.append(record).then(
       (at) => {
         box.pending--
+        state.pendingBytes -= text.length
+        state.storedBytes += value.length
         state.pending.delete(env.id)
         box.insert(env.sent_at, key, AT_BYTES, key, RECIPIENT_END, IN_JOURNAL, at.segment, at.offset + KEY_BYTES, value.length)
         state.ids.set(key, AT_BYTES, box.slot, env.sent_at)
@@ -193,6 +205,7 @@ export class RelayStore {
       },
       (err: unknown) => {
         box.pending--
+        state.pendingBytes -= text.length
         state.pending.delete(env.id)
         state.dropIfEmpty(box)
         throw err
@@ -338,6 +351,11 @@ export class RelayStore {
   }
 
   /** Envelopes and tombstones held in memory, for the operator's view of memory use. */
+  /** Value bytes of the live envelopes, committed and being written: what maxStoredBytes bounds. */
+  get storedBytes (): number {
+    return this.state.storedBytes + this.state.pendingBytes
+  }
+
   get size (): { envelopes: number, merged: number, tombstones: number, mailboxes: number } {
     const state = this.state
     return { envelopes: state.ids.size + state.pending.size, merged: state.mergedCount, tombstones: state.deleted.size, mailboxes: state.mailboxCount }

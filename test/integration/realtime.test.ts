@@ -16,17 +16,9 @@ import { buildTx, newAccount, transfer } from '../../src/client/index.js'
 import { sign, toBase64, toHex } from '../../src/crypto/index.js'
 import { errorMessage, http, KITH_BIN, pickBasePort, REPO_ROOT, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 import { SseReader, WsClient, type Pushed } from '../helpers/realtime-client.js'
+import { envelopeFor } from '../helpers/envelopes.js'
 
 const run = promisify(execFile)
-const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64')
-
-/** A sealed envelope for `recipient`, as an app uploads it. */
-function envelopeFor (recipient: Uint8Array, senderEd25519 = '', text = 'hi'): Record<string, unknown> {
-  const sender = nacl.box.keyPair()
-  const nonce = nacl.randomBytes(24)
-  const ciphertext = nacl.box(Buffer.from(text), nonce, recipient, sender.secretKey)
-  return { id: 'x', sender_pub: toHex(sender.publicKey), recipient_pub: toHex(recipient), sender_ed25519_pub: senderEd25519, fee_ut: 0, fee_sig: null, nonce: b64(nonce), ciphertext: b64(ciphertext), sent_at: 0 }
-}
 
 async function broadcast (node: NodeProcess, envelope: Record<string, unknown>): Promise<string> {
   const res = await http(node.url, 'POST', '/relay/broadcast', { body: { envelope } })

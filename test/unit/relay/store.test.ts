@@ -186,6 +186,40 @@ describe('RelayStore caps', () => {
     })
   })
 
+  test('the global byte cap: stored bytes are counted through put, delete, merge and reopening; past the cap a new envelope is refused (507), none evicted', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const bob = newClient()
+      const probe = env(newClient(), bob.pub, T0S)
+      const size = valueText(probe).length
+      // room for three envelopes of this size, not four
+      const limits = { maxStoredBytes: 3 * size + size / 2 }
+      let store = RelayStore.open(dir, { ttlMs: DAY, clock, limits })
+      const kept = [probe, env(newClient(), bob.pub, T0S + 1), env(newClient(), newClient().pub, T0S + 2)]
+      for (const e of kept) assert.equal(await store.put(e), true)
+      assert.equal(store.storedBytes, kept.reduce((sum, e) => sum + valueText(e).length, 0))
+      const refused = env(newClient(), bob.pub, T0S + 3)
+      assert.equal(await code(store.put(refused)), 'RELAY_STORAGE_FULL')
+      assert.equal(store.has(refused.id), false)
+      assert.deepEqual(kept.map((e) => store.has(e.id)), [true, true, true], 'nothing is evicted')
+      const full = store.storedBytes
+
+      // the count survives a merge into the mailbox table and a reopening (values read for their length)
+      await store.merge()
+      assert.equal(store.storedBytes, full)
+      await store.close()
+      store = RelayStore.open(dir, { ttlMs: DAY, clock, limits })
+      assert.equal(store.storedBytes, full)
+      assert.equal(await code(store.put(refused)), 'RELAY_STORAGE_FULL')
+
+      // a delete makes room again
+      await store.delete(kept[0].id, bob.pub, proof(kept[0]))
+      assert.equal(store.storedBytes, full - valueText(kept[0]).length)
+      assert.equal(await store.put(refused), true)
+      await store.close()
+    })
+  })
+
   test('expired envelopes do not count against the caps, even before the sweep', async () => {
     await withTempDir(async (dir) => {
       const clock = fakeClock()
