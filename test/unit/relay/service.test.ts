@@ -55,10 +55,12 @@ describe('RelayService.broadcast', () => {
   })
 
   test('relay environment: defaults and switches', () => {
-    assert.deepEqual(readRelayEnv({}), { ttlMs: 7 * DAY_MS, disableInboxDelete: false, requireReadAuth: false, rateLimitPerSender: 10 })
-    assert.deepEqual(readRelayEnv({ SVC_MAILBOX_TTL_DAYS: '1', SVC_DISABLE_INBOX_DELETE: 'true', SVC_RELAY_READ_AUTH: 'true', SVC_RELAY_SENDER_RPS: '0' }),
-      { ttlMs: DAY_MS, disableInboxDelete: true, requireReadAuth: true, rateLimitPerSender: 0 })
+    assert.deepEqual(readRelayEnv({}), { ttlMs: 7 * DAY_MS, disableInboxDelete: false, requireReadAuth: false, rateLimitPerSender: 10, maxStoredBytes: Infinity })
+    assert.deepEqual(readRelayEnv({ SVC_MAILBOX_TTL_DAYS: '1', SVC_DISABLE_INBOX_DELETE: 'true', SVC_RELAY_READ_AUTH: 'true', SVC_RELAY_SENDER_RPS: '0', SVC_MAILBOX_MAX_MB: '1.5' }),
+      { ttlMs: DAY_MS, disableInboxDelete: true, requireReadAuth: true, rateLimitPerSender: 0, maxStoredBytes: 1.5 * 2 ** 20 })
     assert.throws(() => readRelayEnv({ SVC_RELAY_SENDER_RPS: '-1' }), /SVC_RELAY_SENDER_RPS/)
+    assert.throws(() => readRelayEnv({ SVC_MAILBOX_MAX_MB: '0' }), /SVC_MAILBOX_MAX_MB/)
+    assert.throws(() => readRelayEnv({ SVC_MAILBOX_MAX_MB: 'lots' }), /SVC_MAILBOX_MAX_MB/)
   })
 
   test('SVC_MAILBOX_TTL_DAYS: decimal days, default 7', () => {
