@@ -143,6 +143,14 @@ describe('access modes: every served route, HTTP and WebSocket', () => {
     assert.equal((await upgrade(node, '')).status, 101, 'the WebSocket opens without a token')
   })
 
+  test('answers carry X-Request-Id, a sane incoming one unchanged, refusals included', async () => {
+    const open = await call(nodes.get('public') as NodeProcess, { method: 'GET', template: '/api/netstats', path: '/api/netstats', write: false }, { 'x-request-id': 'walk-1' })
+    assert.equal(open.headers.get('x-request-id'), 'walk-1')
+    const refused = await call(nodes.get('fully private') as NodeProcess, { method: 'GET', template: '/api/netstats', path: '/api/netstats', write: false }, {})
+    assert.equal(refused.status, 401)
+    assert.ok((refused.headers.get('x-request-id') ?? '').length > 0, 'a 401 carries a generated id')
+  })
+
   test('token writes: exactly the write routes answer 401 without the token; nothing does with it', async () => {
     const node = nodes.get('token writes') as NodeProcess
     for (const op of operations.get('token writes') ?? []) {
