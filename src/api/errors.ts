@@ -5,6 +5,7 @@
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
 import { KithError, type ErrorCode } from '../errors.js'
+import { requestLog } from './request-id.js'
 
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
@@ -62,7 +63,7 @@ export function errorMiddleware (log: Logger) {
         }
       }
     } catch (err) {
-      const answer = errorAnswer(err, log, { method: ctx.method, path: ctx.path })
+      const answer = errorAnswer(err, requestLog(ctx, log), { method: ctx.method, path: ctx.path })
       ctx.status = answer.status
       ctx.body = { error: answer.error }
       // a limiter that knows better (the per-IP bucket) has set it already

@@ -28,7 +28,10 @@ export const LimitsSchema = z.object({
   http: z.object({
     max_body_bytes: int.meta({ description: 'request body cap (SVC_MAX_BODY_BYTES); larger bodies get 413' }),
     publish_max_body_bytes: int.meta({ description: 'body cap of POST /feed/publish (SVC_MAX_UPLOAD_BYTES, at least max_body_bytes)' }),
-    rate_limit_rps: z.number().meta({ description: 'requests per second per client IP, bursts of twice that (SVC_RATE_LIMIT_RPS); 0: no limit. Over it: 429 with Retry-After; while it is set, every answer carries RateLimit-Limit (the burst), RateLimit-Remaining and RateLimit-Reset (seconds until the bucket is full)' })
+    rate_limit_rps: z.number().meta({ description: 'requests per second per client IP, bursts of twice that (SVC_RATE_LIMIT_RPS); 0: no limit. Over it: 429 with Retry-After; while it is set, every answer carries RateLimit-Limit (the burst), RateLimit-Remaining and RateLimit-Reset (seconds until the bucket is full)' }),
+    headers_timeout_s: z.number().meta({ description: 'a request\'s head must arrive within this (SVC_HEADERS_TIMEOUT_MS), else 408 and the connection is closed' }),
+    request_timeout_s: z.number().meta({ description: 'a whole request, body included, must arrive within this (SVC_REQUEST_TIMEOUT_MS), else 408 and the connection is closed' }),
+    keep_alive_timeout_s: z.number().meta({ description: 'an idle keep-alive connection is closed after this (SVC_KEEP_ALIVE_TIMEOUT_MS)' })
   }),
   chain: z.object({
     min_fee_ut: int.meta({ description: 'least fee of every transaction' }),
@@ -94,7 +97,10 @@ export function nodeLimits (src: LimitSources): Limits {
       max_body_bytes: src.env.maxBodyBytes,
       // the cap src/api/server.ts gives /feed/publish
       publish_max_body_bytes: Math.max(src.env.maxBodyBytes, src.env.maxUploadBytes),
-      rate_limit_rps: src.env.rateLimitRps
+      rate_limit_rps: src.env.rateLimitRps,
+      headers_timeout_s: src.env.headersTimeoutMs / 1000,
+      request_timeout_s: src.env.requestTimeoutMs / 1000,
+      keep_alive_timeout_s: src.env.keepAliveTimeoutMs / 1000
     },
     chain: {
       min_fee_ut: MIN_FEE,

@@ -1,6 +1,7 @@
 /** The Koa edge: body cap and JSON parsing, access mode (bearer token), per-IP rate limit. */
 import type { IncomingMessage } from 'node:http'
 import type { Context, Next } from 'koa'
+import { secretsEqual } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 
 declare module 'koa' {
@@ -74,8 +75,9 @@ export function bearerToken (ctx: Context): string | undefined {
   return match?.[1]
 }
 
+/** True when the node needs no token, or `given` is it (compared in constant time). */
 export function tokenMatches (given: string | undefined, opts: AccessOptions): boolean {
-  return opts.token === undefined || given === opts.token
+  return opts.token === undefined || (given !== undefined && secretsEqual(given, opts.token))
 }
 
 /** Fully private mode: every route needs the token. Token-writes mode is checked per route. */

@@ -1,12 +1,12 @@
 /**
- * The Koa adapter: exposes the node's local view over HTTP. Middleware order: error mapper,
- * private-mode token, per-IP rate limit, body cap, routes. Handlers hold no business logic.
+ * The Koa adapter: exposes the node's local view over HTTP. Middleware order: HTTP metrics,
+ * request id, error mapper, private-mode token, per-IP rate limit, body cap, routes. Handlers hold no business logic.
  *
  * Every layer costs every request a dispatch and a promise, so the stack holds only layers that
  * can act: optional middleware is mounted only when enabled, and routes with a fixed path are
  * found by one map lookup before the router, whose matching tests every route's pattern in turn.
  */
-import { createServer, type Server } from 'node:http'
+import { createServer, type Server, type ServerOptions } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Koa, { type Context } from 'koa'
 import Router from '@koa/router'
@@ -15,8 +15,9 @@ import type { EnvSettings } from '../node/config.js'
 import type { KithNode } from '../node/index.js'
 import { parseOrThrow } from '../validation.js'
 import { errorAnswer, errorMiddleware } from './errors.js'
-import { jsonBody, privateMode, rateLimit, RateLimiter, requireBearer, type AccessOptions } from './middleware.js'
+import { jsonBody, privateMode, rateLimit, RateLimiter, requireBearer, tokenMatches, type AccessOptions } from './middleware.js'
 import { openApiDocument } from './openapi.js'
+import { requestId } from './request-id.js'
 import { koaPath, route, type AnyRoute } from './route.js'
 import { chainRoutes } from './routes/chain.js'
 import { identityRoutes } from './routes/identity.js'
@@ -79,6 +80,8 @@ export function createApi (opts: ApiOptions): ApiServer {
   const router = new Router()
   // outermost, so it sees the status every other layer (the error mapper included) settled on
   if (opts.metrics !== undefined) app.use(httpMetrics(opts.metrics, routeTemplates(router, routes)))
+  // before the error mapper, so its log lines carry the id
+  app.use(requestId())
   app.use(errorMiddleware(log))
   if (access.private && access.token !== undefined) app.use(privateMode(access))
   if (opts.env.rateLimitRps > 0) app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps)))
@@ -94,8 +97,8 @@ export function createApi (opts: ApiOptions): ApiServer {
   app.use(router.routes())
   app.use(router.allowedMethods())
 
-  const server = createServer(app.callback())
-  server.keepAliveTimeout = 65_000
+  const server = createServer(slowClientTimeouts(opts.env), app.callback())
+  server.keepAliveTimeout = opts.env.keepAliveTimeoutMs
   gateway?.attach(server)
   return {
     server,
@@ -125,6 +128,21 @@ export function createApi (opts: ApiOptions): ApiServer {
   }
 }
 
+/**
+ * Bounds on slow clients, so half-sent requests (slowloris) cannot hold connections for long:
+ * the head and the whole request must arrive within their timeouts, else node answers 408 and
+ * closes. Node checks them on an interval; a quarter of the head timeout keeps the overshoot small.
+ * WebSockets leave the HTTP server's bookkeeping on upgrade, and an SSE request is complete once
+ * its head is in, so neither long-lived stream is cut by these.
+ */
+function slowClientTimeouts (env: EnvSettings): ServerOptions {
+  return {
+    headersTimeout: env.headersTimeoutMs,
+    requestTimeout: env.requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(env.headersTimeoutMs / 4)))
+  }
+}
+
 /** The gateway over this node and mailbox: submit_tx takes the POST /api/tx path, failures the same error map. */
 function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: AccessOptions, log: Logger): RealtimeGateway {
   const { node } = opts
@@ -144,7 +162,7 @@ function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: Acce
     submit: async (tx) => await node.submitTx(tx),
     describeError: (err) => errorAnswer(err, log, { op: 'websocket' }),
     limiter: new RateLimiter(limits.messagesPerSecond),
-    access,
+    access: { private: access.private && access.token !== undefined, writesNeedToken: access.token !== undefined, tokenMatches: (given) => tokenMatches(given, access) },
     limits,
     protocolVersion: PROTOCOL_VERSION,
     nodeVersion: NODE_VERSION,

@@ -2,7 +2,7 @@
  * Hashing and Ed25519 signatures. Verification uses libsodium (sodium-native): about 20k
  * verifies/s per core here, twice node:crypto and 200x tweetnacl (see docs/architecture.md).
  */
-import { hash, randomBytes } from 'node:crypto'
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import sodium from 'sodium-native'
 
 export const PUBLIC_KEY_BYTES = 32
@@ -57,6 +57,15 @@ export function sha256Hex (...parts: Uint8Array[]): string {
 const HEX_RE = /^(?:[0-9a-f]{2})*$/
 
 /** Strict lowercase-or-uppercase hex decode; returns undefined for anything else. */
+/**
+ * Whether two secrets (bearer tokens) are equal, in time that depends on neither: both are hashed
+ * to equal-length digests first, since timingSafeEqual needs equal lengths and a length check
+ * would leak the secret's length.
+ */
+export function secretsEqual (given: string, expected: string): boolean {
+  return timingSafeEqual(sha256(Buffer.from(given, 'utf8')), sha256(Buffer.from(expected, 'utf8')))
+}
+
 export function fromHex (hex: string): Buffer | undefined {
   const lower = hex.toLowerCase()
   if (!HEX_RE.test(lower)) return undefined

@@ -70,6 +70,12 @@ export interface EnvSettings {
   updateSourceUrl: string | undefined
   /** SVC_UPDATE_TIMEOUT_MS: how long the release source may take to answer */
   updateTimeoutMs: number
+  /** SVC_HEADERS_TIMEOUT_MS: how long a client may take to send a request's head (slowloris) */
+  headersTimeoutMs: number
+  /** SVC_REQUEST_TIMEOUT_MS: how long a client may take to send a whole request, body included */
+  requestTimeoutMs: number
+  /** SVC_KEEP_ALIVE_TIMEOUT_MS: how long an idle keep-alive connection is kept between requests */
+  keepAliveTimeoutMs: number
 }
 
 
@@ -85,6 +91,16 @@ export function readEnv (env: NodeJS.ProcessEnv = process.env): EnvSettings {
   const updateSource = env.SVC_UPDATE_SOURCE_URL
   const updateTimeoutMs = num('SVC_UPDATE_TIMEOUT_MS', DEFAULT_SOURCE_TIMEOUT_MS)
   if (updateTimeoutMs === 0) throw new Error('SVC_UPDATE_TIMEOUT_MS must be a positive number of milliseconds')
+  const positive = (name: string, fallback: number): number => {
+    const value = num(name, fallback)
+    if (value === 0) throw new Error(`${name} must be a positive number of milliseconds`)
+    return value
+  }
+  const headersTimeoutMs = positive('SVC_HEADERS_TIMEOUT_MS', 20_000)
+  // a 16 MiB upload over a slow uplink (1 Mbit/s) takes about 130 s
+  const requestTimeoutMs = positive('SVC_REQUEST_TIMEOUT_MS', 300_000)
+  // node's http server refuses a head timeout longer than the whole request's
+  if (headersTimeoutMs > requestTimeoutMs) throw new Error('SVC_HEADERS_TIMEOUT_MS must not exceed SVC_REQUEST_TIMEOUT_MS')
   return {
     apiToken: token === undefined || token === '' ? undefined : token,
     apiPrivate: env.SVC_API_PRIVATE === 'true',
@@ -94,7 +110,11 @@ export function readEnv (env: NodeJS.ProcessEnv = process.env): EnvSettings {
     maxUploadBytes: num('SVC_MAX_UPLOAD_BYTES', 16 * 1024 * 1024),
     disableSwagger: env.SVC_DISABLE_SWAGGER === 'true',
     updateSourceUrl: updateSource === undefined || updateSource === '' ? undefined : parseSourceUrl(updateSource),
-    updateTimeoutMs
+    updateTimeoutMs,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    // longer than the 60 s idle timeout of common load balancers, so the node never closes first
+    keepAliveTimeoutMs: positive('SVC_KEEP_ALIVE_TIMEOUT_MS', 65_000)
   }
 }
 

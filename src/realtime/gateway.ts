@@ -41,8 +41,13 @@ export interface RealtimeOptions {
   submit: ConnectionContext['submit']
   describeError: ConnectionContext['describeError']
   limiter: ConnectionContext['limiter']
-  /** SVC_API_TOKEN and SVC_API_PRIVATE */
-  access: { token: string | undefined, private: boolean }
+  /** SVC_API_TOKEN and SVC_API_PRIVATE, decided by the API's access check (one place for HTTP and WebSocket) */
+  access: {
+    private: boolean
+    writesNeedToken: boolean
+    /** whether `given` is the node's token (true when the node has none) */
+    tokenMatches: (given: string | undefined) => boolean
+  }
   limits: RealtimeLimits
   protocolVersion: number
   nodeVersion: string
@@ -81,7 +86,7 @@ export class RealtimeGateway {
       describeError: opts.describeError,
       limiter: opts.limiter,
       mailbox: opts.mailbox,
-      writesNeedToken: opts.access.token !== undefined,
+      writesNeedToken: opts.access.writesNeedToken,
       protocolVersion: opts.protocolVersion,
       nodeVersion: opts.nodeVersion,
       now
@@ -167,9 +172,8 @@ export class RealtimeGateway {
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname !== WS_PATH) { refuseUpgrade(socket, 404, `no WebSocket endpoint at ${url.pathname}; it is ${WS_PATH}`); return }
     if (this.closing) { refuseUpgrade(socket, 503, 'the node is shutting down'); return }
-    const { token } = this.opts.access
     const given = url.searchParams.get('token') ?? /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]
-    const tokenAccepted = token === undefined || given === token
+    const tokenAccepted = this.opts.access.tokenMatches(given)
     if (this.opts.access.private && !tokenAccepted) { refuseUpgrade(socket, 401, 'this node requires the token: open the WebSocket with ?token=<token>'); return }
     const ip = req.socket.remoteAddress ?? ''
     try {
