@@ -141,8 +141,12 @@ describe('chaos: four validators overloaded by 512 and 2048 clients', { timeout:
       note(`overload C=${clients}: ${JSON.stringify(phases.at(-1))}`)
       watch.assertNone()
     }
+    // what a failed gap needs to be read: the nodes' nil votes on timeouts and their slowest proposal checks
     nodes.forEach((node, i) => {
-      for (const line of node.logs.filter((l) => l.msg === 'round timed out; voting nil' || l.msg === 'slow proposal check')) note(`node ${i}: ${JSON.stringify(line)}`)
+      const timeouts = node.logs.filter((l) => l.msg === 'round timed out; voting nil' && l.height !== 1)
+      const slowest = node.logs.filter((l) => l.msg === 'slow proposal check')
+        .sort((a, b) => Number(b.arrivedAfterMs) + Number(b.preverifyMs) + Number(b.checkMs) - Number(a.arrivedAfterMs) - Number(a.preverifyMs) - Number(a.checkMs)).slice(0, 3)
+      for (const line of [...timeouts, ...slowest]) note(`node ${i}: ${JSON.stringify(line)}`)
     })
     const report = await confirmEverywhere(nodes, accepted, DRAIN_TIMEOUT_MS)
     t.diagnostic(JSON.stringify({ phases, drain_ms: report.waitedMs, missing: report.missing.map((m) => m.length), forks: report.forks.length }))
