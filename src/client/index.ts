@@ -74,7 +74,7 @@ export class KithClient {
 
   /** POST /relay/broadcast of an envelope sealed by the caller. */
   async broadcast (envelope: Record<string, unknown>): Promise<{ id: string, status: string }> {
-    return await this.request('POST', '/relay/broadcast', envelope)
+    return await this.request('POST', '/relay/broadcast', { envelope })
   }
 
   /** One page of a mailbox, oldest first; page on with the last item's sent_at and id. */
