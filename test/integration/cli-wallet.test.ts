@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { Keystore } from '../../src/cli/wallet/index.js'
+import { buildTx } from '../../src/client/index.js'
+import { generateSealKey } from '../../src/relay/index.js'
 import { seedOf, toBase64, toHex } from '../../src/crypto/index.js'
 import { KITH_BIN, REPO_ROOT, childEnv, startNode, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
 
@@ -101,6 +103,21 @@ describe('cli wallet', () => {
     const res = await kith(['msg', 'send', carol.pub_key, 'hi', '--key', 'alice'], env)
     assert.equal(res.code, 1)
     assert.match(res.stderr, /username register/)
+  })
+
+  test('a message goes once to each linked device of the recipient, not to the identity key', async () => {
+    const dave = await okJson<{ pub_key: string }>(['keys', 'new', '--name', 'dave'], env)
+    await ok(['send', 'dave', '0.1', '--key', 'alice'], env)
+    await ok(['username', 'register', 'dave', '--key', 'dave'], env)
+    const store = new Keystore(keystore)
+    const daveKey = await store.unlock(await store.find('dave'), PASSPHRASE)
+    const devices = [generateSealKey(), generateSealKey()].map((k) => toHex(k.publicKey))
+    for (const device of devices) {
+      await node.client.submitAndWait(buildTx(daveKey.account, { type: 'LINK_DEVICE', payload: { device_x25519_pub: device, device_name: 'phone' } }))
+    }
+    const sent = await okJson<{ to: string, envelopes: Array<{ recipient_pub: string }> }>(['msg', 'send', dave.pub_key, 'to every device', '--key', 'alice'], env)
+    assert.equal(sent.to, dave.pub_key)
+    assert.deepEqual(sent.envelopes.map((e) => e.recipient_pub).sort(), [...devices].sort())
   })
 
   test('the key file is not world-readable and holds no seed in clear', async () => {
