@@ -1,4 +1,4 @@
-/** The `kith` command line: init, start (and start --dev), testnet, sidecar, update. See docs and decisions.md. */
+/** The `kith` command line: init, start (and start --dev), testnet, sidecar, update, and the wallet (wallet/). See docs and decisions.md. */
 import { readFile, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
@@ -17,6 +17,7 @@ import { stopOnSignals } from './shutdown.js'
 import { createTestnet } from './testnet.js'
 import { registerSidecarCommand } from './sidecar.js'
 import { registerUpdateCommand } from './update.js'
+import { registerWalletCommands } from './wallet/index.js'
 import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
 import { NodeMetrics } from '../metrics/index.js'
@@ -278,6 +279,7 @@ export function buildProgram (): Command {
     })
   registerSidecarCommand(program)
   registerUpdateCommand(program)
+  registerWalletCommands(program)
   return program
 }
 

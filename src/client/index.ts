@@ -8,6 +8,19 @@ import type { Transaction } from './build.js'
 export * from './build.js'
 export * from './feed.js'
 
+/** An item of GET /relay/inbox (spec "Inbox item"). */
+export interface InboxEntry {
+  id: string
+  sender_pub: string
+  sender_ed25519_pub: string
+  recipient_pub: string
+  fee_ut: number
+  sent_at: number
+  sent_at_human: string
+  nonce: string
+  ciphertext: string
+}
+
 export class ApiError extends Error {
   constructor (readonly status: number, message: string) {
     super(message)
@@ -49,6 +62,28 @@ export class KithClient {
 
   async netstats (): Promise<{ height: number, total_txs: number, supply: number, validator_count: number }> {
     return await this.request('GET', '/api/netstats')
+  }
+
+  async identity (pubOrAddress: string): Promise<{ pub_key: string, address: string, x25519_pub: string, nickname: string, registered: boolean, device_count: number }> {
+    return await this.request('GET', `/api/identity/${encodeURIComponent(pubOrAddress)}`)
+  }
+
+  async devices (masterPub: string): Promise<{ master_pub: string, count: number, devices: Array<{ x25519_pub: string, name: string, linked_at: number, tx_id: string }> }> {
+    return await this.request('GET', `/api/devices/${encodeURIComponent(masterPub)}`)
+  }
+
+  /** POST /relay/broadcast of an envelope sealed by the caller. */
+  async broadcast (envelope: Record<string, unknown>): Promise<{ id: string, status: string }> {
+    return await this.request('POST', '/relay/broadcast', { envelope })
+  }
+
+  /** One page of a mailbox, oldest first; page on with the last item's sent_at and id. */
+  async inbox (x25519Pub: string, page: { since?: number, after?: string, limit?: number } = {}): Promise<{ pub: string, count: number, has_more: boolean, items: InboxEntry[] }> {
+    const query = new URLSearchParams({ pub: x25519Pub })
+    if (page.since !== undefined) query.set('since', String(page.since))
+    if (page.after !== undefined) query.set('after', page.after)
+    if (page.limit !== undefined) query.set('limit', String(page.limit))
+    return await this.request('GET', `/relay/inbox?${query.toString()}`)
   }
 
   /** Polls until the transaction is in a block; resolves with its detail. */

@@ -1,0 +1,129 @@
+/**
+ * The wallet and messenger commands of `kith`: keys, balance, send, username, msg. Each talks
+ * to a node over its HTTP interface through the client library (src/client); keys stay in the
+ * local encrypted keystore (keystore.ts). Reference: docs/cli.md.
+ */
+import type { Command } from 'commander'
+import { buildTx, transfer } from '../../client/index.js'
+import { MAX_NICKNAME_CHARS } from '../../chain/index.js'
+import { toHex } from '../../crypto/index.js'
+import { parseAmount, showAmount } from './amount.js'
+import { Context, withGlobals, type GlobalOptions } from './context.js'
+import { CliError } from './errors.js'
+import { SCRYPT_N } from './keystore.js'
+import { mailboxKeysOf, openItems, readInbox, sealFor } from './messages.js'
+
+export { CliError } from './errors.js'
+export { Keystore, SCRYPT_N, SCRYPT_R, SCRYPT_P } from './keystore.js'
+export { parseAmount } from './amount.js'
+
+type Action = (ctx: Context, args: string[], opts: Record<string, unknown>) => Promise<void>
+
+/** Wraps an action: the Context from the command's options, the positional arguments. */
+function run (action: Action): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
+    const cmd = args[args.length - 1] as Command
+    const opts = cmd.opts<GlobalOptions & Record<string, unknown>>()
+    await action(new Context(opts), args.slice(0, -2).map(String), opts)
+  }
+}
+
+export function registerWalletCommands (program: Command): void {
+  const keys = program.command('keys').description(`the local keystore: Ed25519 keys encrypted with a passphrase (scrypt N=2^${Math.log2(SCRYPT_N)}, AES-256-GCM)`)
+  withGlobals(keys.command('new').description('create a key (passphrase from KITH_PASSPHRASE or asked)'))
+    .option('--name <name>', 'name of the key (default: "default" for the first key, else the first 8 hex of its pubkey)')
+    .action(run(async (ctx, _args, opts) => {
+      const info = await ctx.keystore.create(await ctx.passphrase({ confirm: true }), { ...(typeof opts.name === 'string' ? { name: opts.name } : {}) })
+      ctx.print(info, [`created key "${info.name}"`, `  pubkey   ${info.pub_key}`, `  address  ${info.address}`, `  mailbox  ${info.x25519_pub} (X25519)`, `  file     ${info.file}`])
+    }))
+  withGlobals(keys.command('list').description('list the keys of the keystore (no passphrase needed)'))
+    .action(run(async (ctx) => {
+      const list = await ctx.keystore.list()
+      ctx.print({ keystore: ctx.keystore.dir, keys: list }, list.length === 0
+        ? [`no keys in ${ctx.keystore.dir}; create one with \`kith keys new\``]
+        : list.map((k) => `${k.name.padEnd(16)} ${k.address}  ${k.pub_key}`))
+    }))
+  withGlobals(keys.command('show').argument('[name]', 'key name (default: the selected key)').description('show a key\'s public parts; --check-passphrase also decrypts it'))
+    .option('--check-passphrase', 'decrypt the key to check the passphrase')
+    .action(run(async (ctx, [name], opts) => {
+      const info = opts.checkPassphrase === true ? (await ctx.unlock(name)).info : await ctx.keyInfo(name)
+      ctx.print(info, [`key "${info.name}"`, `  pubkey   ${info.pub_key}`, `  address  ${info.address}`, `  mailbox  ${info.x25519_pub} (X25519)`, `  created  ${info.created_at}`, `  file     ${info.file}`])
+    }))
+
+  withGlobals(program.command('balance').argument('[who]', 'key name, pubkey or address (default: the selected key)').description('balance of an account'))
+    .action(run(async (ctx, [who]) => {
+      const pub = who === undefined ? (await ctx.keyInfo()).pub_key : (await ctx.resolve(who)).pub
+      const account = await ctx.api(async (c) => await c.address(pub, 1))
+      ctx.print({ pub_key: pub, balance_ut: account.balance_ut, tx_count: account.tx_count }, [`${pub}: ${showAmount(account.balance_ut)}, ${account.tx_count} transactions`])
+    }))
+
+  withGlobals(program.command('send')
+    .argument('<to>', 'recipient: pubkey, address or key name')
+    .argument('<amount>', 'tokens with up to six decimals (1.5 or 1.5T), or micro-tokens with a ut suffix (1500ut)')
+    .description('transfer tokens and wait for the block'))
+    .option('--memo <text>', 'memo stored with the transfer')
+    .option('--fee <ut>', 'fee in µT (default the minimum, 1000)')
+    .action(run(async (ctx, [to, amountText], opts) => {
+      const amount = parseAmount(amountText)
+      const recipient = await ctx.resolve(to)
+      const key = await ctx.unlock()
+      const fee = opts.fee === undefined ? undefined : Number(opts.fee)
+      const tx = transfer(key.account, recipient.pub, amount, { ...(fee !== undefined ? { fee } : {}), ...(typeof opts.memo === 'string' ? { memo: opts.memo } : {}) })
+      const detail = await ctx.submitAndWait(tx, `transfer of ${showAmount(amount)} to ${recipient.label}`)
+      ctx.print({ id: tx.id, status: 'confirmed', block_index: detail.block_index, from: key.account.pub, to: recipient.pub, amount_ut: amount, fee_ut: tx.fee },
+        [`sent ${showAmount(amount)} to ${recipient.label}: ${tx.id} in block ${String(detail.block_index)}`])
+    }))
+
+  const username = program.command('username').description('the name others see: a REGISTER_KEY with the key\'s mailbox key and nickname')
+  withGlobals(username.command('register').argument('<name>', `nickname, 1 to ${MAX_NICKNAME_CHARS} characters`).description('publish the key\'s X25519 mailbox key with a nickname, and wait for the block'))
+    .action(run(async (ctx, [name]) => {
+      const chars = [...name].length
+      if (chars < 1 || chars > MAX_NICKNAME_CHARS) throw new CliError('BAD_NAME', `the name must be 1 to ${MAX_NICKNAME_CHARS} characters, got ${chars}`)
+      const key = await ctx.unlock()
+      const x25519 = toHex(key.mailbox.publicKey)
+      const tx = buildTx(key.account, { type: 'REGISTER_KEY', payload: { x25519_pub: x25519, nickname: name } })
+      const detail = await ctx.submitAndWait(tx, `registration of "${name}"`)
+      ctx.print({ id: tx.id, status: 'confirmed', block_index: detail.block_index, pub_key: key.account.pub, x25519_pub: x25519, nickname: name },
+        [`registered "${name}" for ${key.account.address} (mailbox ${x25519}) in block ${String(detail.block_index)}`])
+    }))
+
+  const msg = program.command('msg').description('end-to-end encrypted messages through the relay mailbox')
+  withGlobals(msg.command('send').argument('<to>', 'recipient: pubkey, address or key name').argument('<text>', 'the message').description('seal the text for each device of the recipient and upload it'))
+    .action(run(async (ctx, [to, text]) => {
+      const recipient = await ctx.resolve(to)
+      const key = await ctx.unlock()
+      const mailboxes = await ctx.api(async (c) => await mailboxKeysOf(c, recipient.pub))
+      const ids: string[] = []
+      for (const mailbox of mailboxes) {
+        const envelope = sealFor(mailbox, text, key.mailbox, key.account.pub)
+        const res = await ctx.api(async (c) => await c.broadcast(envelope))
+        ids.push(res.id)
+        ctx.progress(`sealed for ${mailbox.slice(0, 16)}…: envelope ${res.id}`)
+      }
+      ctx.print({ to: recipient.pub, envelopes: mailboxes.map((m, i) => ({ recipient_pub: m, id: ids[i] })) },
+        [`sent to ${recipient.label}: ${ids.length} envelope${ids.length === 1 ? '' : 's'} (one per device)`])
+    }))
+  withGlobals(msg.command('inbox').description('fetch the key\'s mailbox, open each envelope, show them per conversation'))
+    .action(run(async (ctx) => {
+      const key = await ctx.unlock()
+      const items = await ctx.api(async (c) => await readInbox(c, key.mailbox))
+      const conversations = openItems(items, key.mailbox)
+      const names = new Map((await ctx.keystore.list()).map((k) => [k.pub_key, k.name]))
+      const withNames = await Promise.all(conversations.map(async (c) => {
+        let name = names.get(c.peer)
+        if (name === undefined && c.peer_is_ed25519) {
+          name = await ctx.api(async (client) => (await client.identity(c.peer)).nickname).catch(() => undefined)
+        }
+        return { ...c, name: name === '' ? undefined : name }
+      }))
+      ctx.print({ mailbox: toHex(key.mailbox.publicKey), count: items.length, conversations: withNames }, () => {
+        if (items.length === 0) return [`no messages for ${key.info.name} (mailbox ${toHex(key.mailbox.publicKey)})`]
+        const lines: string[] = []
+        for (const c of withNames) {
+          lines.push(`── ${c.name !== undefined ? `${c.name} ` : ''}${c.peer}${c.peer_is_ed25519 ? '' : ' (X25519; the sender gave no identity)'}`)
+          for (const m of c.messages) lines.push(`  ${m.sent_at_human}  ${m.text ?? '[does not open with this key]'}`)
+        }
+        return lines
+      })
+    }))
+}

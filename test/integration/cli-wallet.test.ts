@@ -1,0 +1,156 @@
+/**
+ * The wallet and messenger commands run as processes (`bin/kith ...`) against a real node: the
+ * walk-through of docs/cli.md from a new key to a first message read by a second key, and the
+ * keystore's protection on disk.
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { Keystore } from '../../src/cli/wallet/index.js'
+import { buildTx } from '../../src/client/index.js'
+import { generateSealKey } from '../../src/relay/index.js'
+import { seedOf, toBase64, toHex } from '../../src/crypto/index.js'
+import { KITH_BIN, REPO_ROOT, childEnv, startNode, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
+
+const execFileP = promisify(execFile)
+const PASSPHRASE = 'correct horse battery staple'
+
+interface Run { code: number, stdout: string, stderr: string }
+
+async function kith (args: string[], env: Record<string, string>): Promise<Run> {
+  try {
+    const { stdout, stderr } = await execFileP(KITH_BIN, args, { env: childEnv(env), cwd: REPO_ROOT, timeout: 60_000 })
+    return { code: 0, stdout, stderr }
+  } catch (err) {
+    const e = err as { code?: number, stdout?: string, stderr?: string }
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }
+  }
+}
+
+async function ok (args: string[], env: Record<string, string>): Promise<Run> {
+  const res = await kith(args, env)
+  assert.equal(res.code, 0, `kith ${args.join(' ')} failed:\n${res.stderr}${res.stdout}`)
+  return res
+}
+
+async function okJson<T> (args: string[], env: Record<string, string>): Promise<T> {
+  return JSON.parse((await ok([...args, '--json'], env)).stdout) as T
+}
+
+describe('cli wallet', () => {
+  let dir: string
+  let keystore: string
+  let env: Record<string, string>
+  let node: NodeProcess
+  let alice: { pub_key: string, address: string, x25519_pub: string, file: string }
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kith-cli-'))
+    keystore = join(dir, 'keys')
+    env = { KITH_KEYSTORE: keystore, KITH_PASSPHRASE: PASSPHRASE }
+    // the key comes first, then a node whose genesis funds it
+    alice = await okJson(['keys', 'new', '--name', 'alice'], env)
+    node = await startNode({ alloc: [{ pub: alice.pub_key, amountUt: 100_000_000 }] })
+    env.KITH_NODE = node.url
+  })
+
+  after(async () => {
+    await stopAllNodes()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  test('walk-through: fund, send, register a username, message by name, read the inbox', async () => {
+    const bob = await okJson<{ pub_key: string, address: string, x25519_pub: string }>(['keys', 'new', '--name', 'bob'], env)
+    const list = await okJson<{ keys: Array<{ name: string }> }>(['keys', 'list'], env)
+    assert.deepEqual(list.keys.map((k) => k.name), ['alice', 'bob'])
+
+    const before = await okJson<{ balance_ut: number }>(['balance', 'alice'], env)
+    assert.equal(before.balance_ut, 100_000_000)
+
+    // send by address, amount in T with decimals; progress goes to stderr, the result to stdout
+    const sent = await ok(['send', bob.address, '2.5', '--key', 'alice'], env)
+    assert.match(sent.stdout, /sent 2\.5 T \(2500000 µT\)/)
+    assert.match(sent.stderr, /confirmed in block \d+/)
+    const bobBalance = await okJson<{ balance_ut: number }>(['balance', bob.pub_key], env)
+    assert.equal(bobBalance.balance_ut, 2_500_000)
+    // µT with a suffix, by key name
+    const micro = await okJson<{ amount_ut: number, status: string }>(['send', 'bob', '1500ut', '--key', 'alice'], env)
+    assert.deepEqual([micro.amount_ut, micro.status], [1500, 'confirmed'])
+
+    const registered = await okJson<{ nickname: string, x25519_pub: string }>(['username', 'register', 'bob', '--key', 'bob'], env)
+    assert.equal(registered.x25519_pub, bob.x25519_pub)
+    const identity = await node.client.identity(bob.pub_key)
+    assert.deepEqual([identity.nickname, identity.x25519_pub], ['bob', bob.x25519_pub])
+
+    const message = await okJson<{ envelopes: Array<{ recipient_pub: string }> }>(['msg', 'send', 'bob', 'hello bob, from alice', '--key', 'alice'], env)
+    assert.deepEqual(message.envelopes.map((e) => e.recipient_pub), [bob.x25519_pub])
+
+    const inbox = await okJson<{ count: number, conversations: Array<{ peer: string, messages: Array<{ text?: string }> }> }>(['msg', 'inbox', '--key', 'bob'], env)
+    assert.equal(inbox.count, 1)
+    assert.equal(inbox.conversations[0].peer, alice.pub_key)
+    assert.equal(inbox.conversations[0].messages[0].text, 'hello bob, from alice')
+    const readable = await ok(['msg', 'inbox', '--key', 'bob'], env)
+    assert.match(readable.stdout, /alice/)
+    assert.match(readable.stdout, /hello bob, from alice/)
+  })
+
+  test('a message to a key that published no mailbox key says what the recipient must do', async () => {
+    const carol = await okJson<{ pub_key: string }>(['keys', 'new', '--name', 'carol'], env)
+    const res = await kith(['msg', 'send', carol.pub_key, 'hi', '--key', 'alice'], env)
+    assert.equal(res.code, 1)
+    assert.match(res.stderr, /username register/)
+  })
+
+  test('a message goes once to each linked device of the recipient, not to the identity key', async () => {
+    const dave = await okJson<{ pub_key: string }>(['keys', 'new', '--name', 'dave'], env)
+    await ok(['send', 'dave', '0.1', '--key', 'alice'], env)
+    await ok(['username', 'register', 'dave', '--key', 'dave'], env)
+    const store = new Keystore(keystore)
+    const daveKey = await store.unlock(await store.find('dave'), PASSPHRASE)
+    const devices = [generateSealKey(), generateSealKey()].map((k) => toHex(k.publicKey))
+    for (const device of devices) {
+      await node.client.submitAndWait(buildTx(daveKey.account, { type: 'LINK_DEVICE', payload: { device_x25519_pub: device, device_name: 'phone' } }))
+    }
+    const sent = await okJson<{ to: string, envelopes: Array<{ recipient_pub: string }> }>(['msg', 'send', dave.pub_key, 'to every device', '--key', 'alice'], env)
+    assert.equal(sent.to, dave.pub_key)
+    assert.deepEqual(sent.envelopes.map((e) => e.recipient_pub).sort(), [...devices].sort())
+  })
+
+  test('the key file is not world-readable and holds no seed in clear', async () => {
+    const file = await stat(alice.file)
+    assert.equal(file.mode & 0o777, 0o600)
+    assert.equal((await stat(keystore)).mode & 0o777, 0o700)
+    const store = new Keystore(keystore)
+    const unlocked = await store.unlock(await store.find('alice'), PASSPHRASE)
+    const seed = seedOf(unlocked.account.keyPair)
+    const text = await readFile(alice.file, 'utf8')
+    assert.ok(!text.includes(toHex(seed)))
+    assert.ok(!text.includes(toBase64(seed)))
+    assert.ok(!text.includes(toHex(unlocked.mailbox.secretKey)))
+    const shown = await ok(['keys', 'show', 'alice', '--check-passphrase'], env)
+    assert.ok(!shown.stdout.includes(toHex(seed)))
+  })
+
+  test('a wrong passphrase is refused with a clear error and sends nothing', async () => {
+    const res = await kith(['send', 'bob', '1', '--key', 'alice'], { ...env, KITH_PASSPHRASE: 'wrong' })
+    assert.equal(res.code, 1)
+    assert.match(res.stderr, /wrong passphrase for key "alice"/)
+  })
+
+  test('an unreachable node is reported with what to do', async () => {
+    const res = await kith(['balance', 'alice', '--node', 'http://127.0.0.1:1'], env)
+    assert.equal(res.code, 1)
+    assert.match(res.stderr, /cannot reach a node at http:\/\/127\.0\.0\.1:1.*npm start/)
+  })
+
+  test('a bad amount or recipient names the accepted forms', async () => {
+    const amount = await kith(['send', 'bob', '1.2345678', '--key', 'alice'], env)
+    assert.match(amount.stderr, /at most six decimals/)
+    const to = await kith(['send', 'nobody-here', '1', '--key', 'alice'], env)
+    assert.match(to.stderr, /not a 64-hex pubkey, a kith address/)
+  })
+})
