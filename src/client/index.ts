@@ -4,6 +4,7 @@
  * format, never on node internals.
  */
 import type { Transaction } from './build.js'
+import type { PublishRequest, PublishResponse } from './feed.js'
 
 export * from './build.js'
 export * from './feed.js'
@@ -19,6 +20,26 @@ export interface InboxEntry {
   sent_at_human: string
   nonce: string
   ciphertext: string
+}
+
+/** An entry of a feed listing (spec "FeedPostItem"; docs/feed.md). */
+export interface FeedPostItem {
+  post_id: string
+  author: string
+  created_at: number
+  content_preview: string
+  content_truncated: boolean
+  content_type: string
+  hashtags: string[]
+  has_attachment: boolean
+  attachment_mime: string
+  likes: number
+  views: number
+  reply_to: string
+  quote_of: string
+  hosting_relay: string
+  size: number
+  body_available: boolean
 }
 
 export class ApiError extends Error {
@@ -84,6 +105,31 @@ export class KithClient {
     if (page.after !== undefined) query.set('after', page.after)
     if (page.limit !== undefined) query.set('limit', String(page.limit))
     return await this.request('GET', `/relay/inbox?${query.toString()}`)
+  }
+
+  /** POST /feed/publish of a request signed by the author (publishRequest). */
+  async publish (request: PublishRequest): Promise<PublishResponse> {
+    return await this.request('POST', '/feed/publish', request)
+  }
+
+  async postStats (postId: string, me?: string): Promise<{ post_id: string, views: number, likes: number, liked_by_me?: boolean }> {
+    const query = me === undefined ? '' : `?me=${encodeURIComponent(me)}`
+    return await this.request('GET', `/feed/post/${encodeURIComponent(postId)}/stats${query}`)
+  }
+
+  /** Posts of everyone `follower` follows, newest first. */
+  async timeline (follower: string, limit?: number): Promise<{ follower: string, count: number, posts: FeedPostItem[], next_cursor: string | null }> {
+    const query = new URLSearchParams({ follower })
+    if (limit !== undefined) query.set('limit', String(limit))
+    return await this.request('GET', `/feed/timeline?${query.toString()}`)
+  }
+
+  /** Posts of the last `window` hours (1 to 168) by likes × 3 + views. */
+  async trending (window?: number, limit?: number): Promise<{ window: number, count: number, posts: FeedPostItem[] }> {
+    const query = new URLSearchParams()
+    if (window !== undefined) query.set('window', String(window))
+    if (limit !== undefined) query.set('limit', String(limit))
+    return await this.request('GET', `/feed/trending?${query.toString()}`)
   }
 
   /** Polls until the transaction is in a block; resolves with its detail. */

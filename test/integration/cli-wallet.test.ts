@@ -1,7 +1,8 @@
 /**
  * The wallet and messenger commands run as processes (`bin/kith ...`) against a real node: the
- * walk-through of docs/cli.md from a new key to a first message read by a second key, and the
- * keystore's protection on disk.
+ * walk-through of docs/cli.md from a new key to a first message read by a second key and a first
+ * post seen in a timeline, liked and trending; the errors people meet; the keystore's protection
+ * on disk.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -63,7 +64,7 @@ describe('cli wallet', () => {
     await rm(dir, { recursive: true, force: true })
   })
 
-  test('walk-through: fund, send, register a username, message by name, read the inbox', async () => {
+  test('walk-through: fund, send, register a username, message by name, read the inbox, post, follow, timeline, like, trending', async () => {
     const bob = await okJson<{ pub_key: string, address: string, x25519_pub: string }>(['keys', 'new', '--name', 'bob'], env)
     const list = await okJson<{ keys: Array<{ name: string }> }>(['keys', 'list'], env)
     assert.deepEqual(list.keys.map((k) => k.name), ['alice', 'bob'])
@@ -96,6 +97,43 @@ describe('cli wallet', () => {
     const readable = await ok(['msg', 'inbox', '--key', 'bob'], env)
     assert.match(readable.stdout, /alice/)
     assert.match(readable.stdout, /hello bob, from alice/)
+
+    // the first post: bob publishes, alice follows bob and sees it in her timeline, likes it, it trends
+    const posted = await ok(['post', 'publish', 'first post from bob #hello', '--key', 'bob', '--json'], env)
+    const post = JSON.parse(posted.stdout) as { post_id: string, status: string, hashtags: string[] }
+    assert.match(post.post_id, /^[0-9a-f]{32}$/)
+    assert.deepEqual([post.status, post.hashtags], ['confirmed', ['hello']])
+    assert.match(posted.stderr, /published post [0-9a-f]{32}.*\n.*confirmed in block \d+/s)
+    const followed = await okJson<{ status: string, target: string }>(['follow', 'bob', '--key', 'alice'], env)
+    assert.deepEqual([followed.status, followed.target], ['confirmed', bob.pub_key])
+    const timeline = await okJson<{ posts: Array<{ post_id: string, author: string, content_preview: string }> }>(['timeline', '--key', 'alice'], env)
+    assert.deepEqual(timeline.posts.map((p) => [p.post_id, p.author, p.content_preview]), [[post.post_id, bob.pub_key, 'first post from bob #hello']])
+    const readableTimeline = await ok(['timeline', '--key', 'alice'], env)
+    assert.match(readableTimeline.stdout, new RegExp(`${post.post_id}  bob  .*0 likes`))
+    assert.match(readableTimeline.stdout, /first post from bob #hello/)
+    const liked = await ok(['like', post.post_id, '--key', 'alice'], env)
+    assert.match(liked.stdout, /it has 1 like$/m)
+    const trending = await okJson<{ window: number, posts: Array<{ post_id: string, likes: number }> }>(['trending', '--window', '2'], env)
+    assert.equal(trending.window, 2)
+    assert.deepEqual(trending.posts.map((p) => [p.post_id, p.likes]), [[post.post_id, 1]])
+    assert.match((await ok(['trending'], env)).stdout, new RegExp(`${post.post_id}  bob  .*1 like,`))
+  })
+
+  test('a post whose attachment file does not exist is refused before anything is sent', async () => {
+    const missing = join(dir, 'no-such-photo.jpg')
+    const res = await kith(['post', 'publish', 'look', '--attach', missing, '--key', 'alice'], env)
+    assert.equal(res.code, 1)
+    assert.match(res.stderr, new RegExp(`attachment ${missing} does not exist; check the path given to --attach`))
+    const odd = await kith(['post', 'publish', 'look', '--attach', join(dir, 'notes.txt'), '--key', 'alice'], env)
+    assert.match(odd.stderr, /cannot tell the type of attachment .*notes\.txt.*\.jpg/)
+  })
+
+  test('liking an unknown post id says so and how to find post ids', async () => {
+    const res = await kith(['like', 'ab'.repeat(16), '--key', 'alice'], env)
+    assert.equal(res.code, 1)
+    assert.match(res.stderr, /no post abab\S* on http:.*kith timeline/)
+    const bad = await kith(['like', 'not-a-post', '--key', 'alice'], env)
+    assert.match(bad.stderr, /"not-a-post" is not a post id \(32 lowercase hex\)/)
   })
 
   test('a message to a key that published no mailbox key says what the recipient must do', async () => {

@@ -30,6 +30,17 @@ export function withGlobals (cmd: Command): Command {
     .option('--json', 'machine-readable output on stdout')
 }
 
+export type Action = (ctx: Context, args: string[], opts: Record<string, unknown>) => Promise<void>
+
+/** Wraps an action: the Context from the command's options, the positional arguments. */
+export function run (action: Action): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
+    const cmd = args[args.length - 1] as Command
+    const opts = cmd.opts<GlobalOptions & Record<string, unknown>>()
+    await action(new Context(opts), args.slice(0, -2).map(String), opts)
+  }
+}
+
 export class Context {
   readonly keystore: Keystore
   readonly nodeUrl: string
@@ -55,6 +66,14 @@ export class Context {
       }
       throw err
     }
+  }
+
+  /** A node call whose refusal (an HTTP error answer) is reported as a refusal of `what`. */
+  async refusable<T> (what: string, call: (client: KithClient) => Promise<T>): Promise<T> {
+    return await this.api(call).catch((err: unknown) => {
+      if (err instanceof ApiError) throw new CliError('NODE_REFUSED', `the node refused the ${what} (${err.status}): ${err.message}`)
+      throw err
+    })
   }
 
   async passphrase (opts: { confirm?: boolean } = {}): Promise<string> {
@@ -93,10 +112,7 @@ export class Context {
 
   /** Submits, then polls until the transaction is in a block, telling stderr how it goes. */
   async submitAndWait (tx: Transaction, what: string): Promise<Record<string, unknown>> {
-    await this.api(async (c) => await c.submit(tx)).catch((err: unknown) => {
-      if (err instanceof ApiError) throw new CliError('NODE_REFUSED', `the node refused the ${what} (${err.status}): ${err.message}`)
-      throw err
-    })
+    await this.refusable(what, async (c) => await c.submit(tx))
     this.progress(`${what}: submitted ${tx.id}, waiting for a block…`)
     const started = Date.now()
     const ticker = setInterval(() => this.progress(`  still waiting (${Math.round((Date.now() - started) / 1000)} s)…`), 2000)

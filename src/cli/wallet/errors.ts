@@ -2,7 +2,7 @@
 export type CliErrorCode =
   | 'NO_KEYS' | 'KEY_NOT_FOUND' | 'KEY_EXISTS' | 'KEY_AMBIGUOUS' | 'BAD_NAME' | 'KEYSTORE_CORRUPT'
   | 'BAD_PASSPHRASE' | 'WRONG_PASSPHRASE' | 'NO_PASSPHRASE'
-  | 'BAD_AMOUNT' | 'BAD_RECIPIENT' | 'NO_MAILBOX' | 'NODE_UNREACHABLE' | 'NODE_REFUSED' | 'TIMEOUT'
+  | 'BAD_AMOUNT' | 'BAD_RECIPIENT' | 'BAD_ATTACHMENT' | 'BAD_POST_ID' | 'UNKNOWN_POST' | 'BAD_NUMBER' | 'NO_MAILBOX' | 'NODE_UNREACHABLE' | 'NODE_REFUSED' | 'TIMEOUT'
 
 export class CliError extends Error {
   constructor (readonly code: CliErrorCode, message: string) {

@@ -8,25 +8,15 @@ import { buildTx, transfer } from '../../client/index.js'
 import { MAX_NICKNAME_CHARS } from '../../chain/index.js'
 import { toHex } from '../../crypto/index.js'
 import { parseAmount, showAmount } from './amount.js'
-import { Context, withGlobals, type GlobalOptions } from './context.js'
+import { run, withGlobals } from './context.js'
 import { CliError } from './errors.js'
 import { SCRYPT_N } from './keystore.js'
+import { registerFeedCommands } from './feed.js'
 import { mailboxKeysOf, openItems, readInbox, sealFor } from './messages.js'
 
 export { CliError } from './errors.js'
 export { Keystore, SCRYPT_N, SCRYPT_R, SCRYPT_P } from './keystore.js'
 export { parseAmount } from './amount.js'
-
-type Action = (ctx: Context, args: string[], opts: Record<string, unknown>) => Promise<void>
-
-/** Wraps an action: the Context from the command's options, the positional arguments. */
-function run (action: Action): (...args: unknown[]) => Promise<void> {
-  return async (...args: unknown[]) => {
-    const cmd = args[args.length - 1] as Command
-    const opts = cmd.opts<GlobalOptions & Record<string, unknown>>()
-    await action(new Context(opts), args.slice(0, -2).map(String), opts)
-  }
-}
 
 export function registerWalletCommands (program: Command): void {
   const keys = program.command('keys').description(`the local keystore: Ed25519 keys encrypted with a passphrase (scrypt N=2^${Math.log2(SCRYPT_N)}, AES-256-GCM)`)
@@ -126,4 +116,6 @@ export function registerWalletCommands (program: Command): void {
         return lines
       })
     }))
+
+  registerFeedCommands(program)
 }
