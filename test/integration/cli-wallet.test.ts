@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,7 +15,7 @@ import { Keystore } from '../../src/cli/wallet/index.js'
 import { buildTx } from '../../src/client/index.js'
 import { generateSealKey } from '../../src/relay/index.js'
 import { seedOf, toBase64, toHex } from '../../src/crypto/index.js'
-import { KITH_BIN, REPO_ROOT, childEnv, startNode, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
+import { KITH_BIN, REPO_ROOT, childEnv, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 
 const execFileP = promisify(execFile)
 const PASSPHRASE = 'correct horse battery staple'
@@ -134,6 +134,32 @@ describe('cli wallet', () => {
     assert.match(res.stderr, /no post abab\S* on http:.*kith timeline/)
     const bad = await kith(['like', 'not-a-post', '--key', 'alice'], env)
     assert.match(bad.stderr, /"not-a-post" is not a post id \(32 lowercase hex\)/)
+  })
+
+  test('msg watch prints each message opened as it arrives, and Ctrl-C ends it', async () => {
+    await ok(['keys', 'new', '--name', 'erin'], env)
+    await ok(['send', 'erin', '0.1', '--key', 'alice'], env)
+    await ok(['username', 'register', 'erin', '--key', 'erin'], env)
+    const watcher = spawn(KITH_BIN, ['msg', 'watch', '--key', 'erin'], { env: childEnv(env), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    watcher.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+    watcher.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    const exited = new Promise<number | null>((resolve) => watcher.once('exit', (code) => resolve(code)))
+    try {
+      await waitFor(() => /watching the mailbox of erin/.test(stderr), 30_000, { message: `the watcher to subscribe: ${stderr}` })
+      await ok(['msg', 'send', 'erin', 'first, live', '--key', 'alice'], env)
+      await waitFor(() => /first, live/.test(stdout), 15_000, { message: `the first message on stdout: ${stderr}` })
+      await ok(['msg', 'send', 'erin', 'second, live', '--key', 'bob'], env)
+      await waitFor(() => /second, live/.test(stdout), 15_000, { message: `the second message on stdout: ${stderr}` })
+    } finally {
+      watcher.kill('SIGINT')
+    }
+    assert.equal(await exited, 0, stderr)
+    const lines = stdout.trim().split('\n')
+    assert.equal(lines.length, 2)
+    assert.match(lines[0], new RegExp(`^\\S+Z  alice ${alice.pub_key.slice(0, 16)}…: first, live$`))
+    assert.match(lines[1], / {2}bob [0-9a-f]{16}…: second, live$/)
   })
 
   test('a message to a key that published no mailbox key says what the recipient must do', async () => {

@@ -46,12 +46,35 @@ export class Context {
   readonly nodeUrl: string
   readonly json: boolean
   private readonly client: KithClient
+  private localNames: Map<string, string> | undefined
 
   constructor (readonly opts: GlobalOptions, private readonly env: NodeJS.ProcessEnv = process.env) {
     this.keystore = new Keystore(opts.keystore ?? defaultKeystoreDir(env))
     this.nodeUrl = opts.node ?? env.KITH_NODE ?? DEFAULT_NODE
     this.json = opts.json === true
     this.client = new KithClient({ baseUrl: this.nodeUrl, ...(env.KITH_TOKEN !== undefined ? { token: env.KITH_TOKEN } : {}) })
+  }
+
+  /** The node's WebSocket (`/api/ws`), with the token when KITH_TOKEN is set. */
+  wsUrl (): string {
+    const url = new URL('/api/ws', this.nodeUrl)
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:'
+    if (this.env.KITH_TOKEN !== undefined) url.searchParams.set('token', this.env.KITH_TOKEN)
+    return url.toString()
+  }
+
+  /** A name for a sender: its key name in the keystore, else its nickname on the node. */
+  async peerName (peer: string, isEd25519: boolean): Promise<string | undefined> {
+    this.localNames ??= new Map((await this.keystore.list()).map((k) => [k.pub_key, k.name]))
+    let name = this.localNames.get(peer)
+    if (name === undefined && isEd25519) {
+      name = await this.api(async (client) => (await client.identity(peer)).nickname).catch(() => undefined)
+    }
+    return name === '' ? undefined : name
+  }
+
+  unreachable (why: string): CliError {
+    return new CliError('NODE_UNREACHABLE', `cannot reach a node at ${this.nodeUrl} (${why}); is a node running there? start one with \`npm start\` (bin/kith start --dev) or pass --node URL`)
   }
 
   /** A node call whose failures say what to do. */
@@ -62,7 +85,7 @@ export class Context {
       if (err instanceof ApiError || err instanceof CliError) throw err
       const cause = (err as { cause?: { code?: string } }).cause
       if (err instanceof TypeError || cause?.code !== undefined) {
-        throw new CliError('NODE_UNREACHABLE', `cannot reach a node at ${this.nodeUrl} (${cause?.code ?? (err as Error).message}); is a node running there? start one with \`npm start\` (bin/kith start --dev) or pass --node URL`)
+        throw this.unreachable(cause?.code ?? (err as Error).message)
       }
       throw err
     }

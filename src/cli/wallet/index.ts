@@ -12,6 +12,7 @@ import { run, withGlobals } from './context.js'
 import { CliError } from './errors.js'
 import { SCRYPT_N } from './keystore.js'
 import { registerFeedCommands } from './feed.js'
+import { watchInbox } from './watch.js'
 import { mailboxKeysOf, openItems, readInbox, sealFor } from './messages.js'
 
 export { CliError } from './errors.js'
@@ -98,14 +99,7 @@ export function registerWalletCommands (program: Command): void {
       const key = await ctx.unlock()
       const items = await ctx.api(async (c) => await readInbox(c, key.mailbox))
       const conversations = openItems(items, key.mailbox)
-      const names = new Map((await ctx.keystore.list()).map((k) => [k.pub_key, k.name]))
-      const withNames = await Promise.all(conversations.map(async (c) => {
-        let name = names.get(c.peer)
-        if (name === undefined && c.peer_is_ed25519) {
-          name = await ctx.api(async (client) => (await client.identity(c.peer)).nickname).catch(() => undefined)
-        }
-        return { ...c, name: name === '' ? undefined : name }
-      }))
+      const withNames = await Promise.all(conversations.map(async (c) => ({ ...c, name: await ctx.peerName(c.peer, c.peer_is_ed25519) })))
       ctx.print({ mailbox: toHex(key.mailbox.publicKey), count: items.length, conversations: withNames }, () => {
         if (items.length === 0) return [`no messages for ${key.info.name} (mailbox ${toHex(key.mailbox.publicKey)})`]
         const lines: string[] = []
@@ -116,6 +110,8 @@ export function registerWalletCommands (program: Command): void {
         return lines
       })
     }))
+  withGlobals(msg.command('watch').description('show each message to the key as it arrives (live over the node\'s WebSocket), until Ctrl-C'))
+    .action(run(async (ctx) => { await watchInbox(ctx, await ctx.unlock()) }))
 
   registerFeedCommands(program)
 }
