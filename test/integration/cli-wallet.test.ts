@@ -162,6 +162,38 @@ describe('cli wallet', () => {
     assert.match(lines[1], / {2}bob [0-9a-f]{16}…: second, live$/)
   })
 
+  test('contacts: request paying the fee, accept, block; devices: link, unlink', async () => {
+    const frank = await okJson<{ pub_key: string, x25519_pub: string }>(['keys', 'new', '--name', 'frank'], env)
+    const gina = await okJson<{ x25519_pub: string }>(['keys', 'new', '--name', 'gina'], env)
+    await ok(['send', 'frank', '0.1', '--key', 'alice'], env)
+    await ok(['send', 'gina', '0.1', '--key', 'alice'], env)
+
+    const request = await okJson<{ type: string, status: string, to: string, amount_ut: number }>(['contact', 'request', 'frank', '--intro', 'hi, alice here', '--key', 'alice'], env)
+    assert.deepEqual([request.type, request.status, request.to, request.amount_ut], ['CONTACT_REQUEST', 'confirmed', frank.pub_key, 5000])
+    assert.equal((await okJson<{ balance_ut: number }>(['balance', 'frank'], env)).balance_ut, 100_000 + 5000)
+    const accepted = await ok(['contact', 'accept', 'alice', '--key', 'frank'], env)
+    assert.match(accepted.stdout, /^accepted alice \(kith1\S+\) as a contact: tx-\d+ in block \d+$/m)
+
+    await ok(['contact', 'block', 'gina', '--key', 'frank'], env)
+    const refused = await kith(['contact', 'request', 'frank', '--key', 'gina'], env)
+    assert.equal(refused.code, 1)
+    assert.match(refused.stderr, /the node refused the contact request to frank .*\(400\)/)
+    const cheap = await kith(['contact', 'request', 'frank', '--fee', '4999ut', '--key', 'gina'], env)
+    assert.match(cheap.stderr, /the contact fee must be at least 0\.005 T \(5000 µT\)/)
+
+    // gina's mailbox key as one of frank's devices, by key name; messages to frank then go to it
+    const linked = await okJson<{ device_x25519_pub: string }>(['device', 'link', 'gina', '--name', 'tablet', '--key', 'frank'], env)
+    assert.equal(linked.device_x25519_pub, gina.x25519_pub)
+    const devices = await node.client.devices(frank.pub_key)
+    assert.deepEqual(devices.devices.map((d) => [d.x25519_pub, d.name]), [[gina.x25519_pub, 'tablet']])
+    const sent = await okJson<{ envelopes: Array<{ recipient_pub: string }> }>(['msg', 'send', 'frank', 'to the tablet', '--key', 'alice'], env)
+    assert.deepEqual(sent.envelopes.map((e) => e.recipient_pub), [gina.x25519_pub])
+    await ok(['device', 'unlink', gina.x25519_pub, '--key', 'frank'], env)
+    assert.equal((await node.client.devices(frank.pub_key)).count, 0)
+    const bad = await kith(['device', 'link', 'nothing-like-a-key', '--key', 'frank'], env)
+    assert.match(bad.stderr, /neither a device's X25519 key \(64 lowercase hex\) nor a key name/)
+  })
+
   test('a message to a key that published no mailbox key says what the recipient must do', async () => {
     const carol = await okJson<{ pub_key: string }>(['keys', 'new', '--name', 'carol'], env)
     const res = await kith(['msg', 'send', carol.pub_key, 'hi', '--key', 'alice'], env)

@@ -11,6 +11,7 @@ import { parseAmount, showAmount } from './amount.js'
 import { run, withGlobals } from './context.js'
 import { CliError } from './errors.js'
 import { SCRYPT_N } from './keystore.js'
+import { registerContactCommands } from './contacts.js'
 import { registerFeedCommands } from './feed.js'
 import { watchInbox } from './watch.js'
 import { mailboxKeysOf, openItems, readInbox, sealFor } from './messages.js'
@@ -113,5 +114,6 @@ export function registerWalletCommands (program: Command): void {
   withGlobals(msg.command('watch').description('show each message to the key as it arrives (live over the node\'s WebSocket), until Ctrl-C'))
     .action(run(async (ctx) => { await watchInbox(ctx, await ctx.unlock()) }))
 
+  registerContactCommands(program)
   registerFeedCommands(program)
 }
