@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -16,6 +16,8 @@ import { buildTx } from '../../src/client/index.js'
 import { generateSealKey } from '../../src/relay/index.js'
 import { seedOf, toBase64, toHex } from '../../src/crypto/index.js'
 import { KITH_BIN, REPO_ROOT, childEnv, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
+import { exifRead, groupsOf, photoWithMetadata } from '../helpers/media-files.js'
+import sharp from 'sharp'
 
 const execFileP = promisify(execFile)
 const PASSPHRASE = 'correct horse battery staple'
@@ -126,6 +128,21 @@ describe('cli wallet', () => {
     assert.match(res.stderr, new RegExp(`attachment ${missing} does not exist; check the path given to --attach`))
     const odd = await kith(['post', 'publish', 'look', '--attach', join(dir, 'notes.txt'), '--key', 'alice'], env)
     assert.match(odd.stderr, /cannot tell the type of attachment .*notes\.txt.*\.jpg/)
+  })
+
+  test('a post with a photo: the node stores it scrubbed (no metadata left, at most 1080 px)', async () => {
+    const photo = join(dir, 'holiday.jpg')
+    await writeFile(photo, await photoWithMetadata(2000, 1500))
+    const posted = JSON.parse((await ok(['post', 'publish', 'a photo from the cli', '--attach', photo, '--key', 'alice', '--json'], env)).stdout) as { post_id: string, status: string }
+    assert.equal(posted.status, 'confirmed')
+    const attachment = await fetch(`${node.url}/feed/post/${posted.post_id}/attachment`)
+    assert.equal(attachment.status, 200)
+    assert.equal(attachment.headers.get('content-type'), 'image/jpeg')
+    const stored = Buffer.from(await attachment.arrayBuffer())
+    const { width, height } = await sharp(stored).metadata()
+    assert.ok(Math.max(width ?? 0, height ?? 0) <= 1080, `${width}×${height}`)
+    const groups = [...groupsOf(await exifRead(stored, 'jpg'))]
+    assert.deepEqual(groups.filter((g) => ['EXIF', 'GPS', 'ICC_Profile', 'XMP', 'IPTC', 'MakerNotes'].includes(g)), [], `metadata left: ${groups.join(', ')}`)
   })
 
   test('liking an unknown post id says so and how to find post ids', async () => {
