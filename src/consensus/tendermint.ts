@@ -31,7 +31,7 @@ function voteKey (validator: string, hash: string | null): string {
   return `${validator}|${hash ?? 'nil'}`
 }
 
-export const DEFAULT_TIMEOUTS: TimeoutConfig = { propose: 1000, proposeDelta: 500, vote: 500, voteDelta: 500, max: 10_000 }
+export const DEFAULT_TIMEOUTS: TimeoutConfig = { propose: 2000, proposeDelta: 500, vote: 500, voteDelta: 500, max: 10_000 }
 
 export interface TendermintOptions {
   chainId: string
