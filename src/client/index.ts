@@ -5,22 +5,13 @@
  */
 import type { Transaction } from './build.js'
 import type { PublishRequest, PublishResponse } from './feed.js'
+import type { InboxItem } from '../relay/envelope.js'
+
+export type { InboxItem }
 
 export * from './build.js'
 export * from './feed.js'
 
-/** An item of GET /relay/inbox (spec "Inbox item"). */
-export interface InboxEntry {
-  id: string
-  sender_pub: string
-  sender_ed25519_pub: string
-  recipient_pub: string
-  fee_ut: number
-  sent_at: number
-  sent_at_human: string
-  nonce: string
-  ciphertext: string
-}
 
 /** An entry of a feed listing (spec "FeedPostItem"; docs/feed.md). */
 export interface FeedPostItem {
@@ -99,7 +90,7 @@ export class KithClient {
   }
 
   /** One page of a mailbox, oldest first; page on with the last item's sent_at and id. */
-  async inbox (x25519Pub: string, page: { since?: number, after?: string, limit?: number } = {}): Promise<{ pub: string, count: number, has_more: boolean, items: InboxEntry[] }> {
+  async inbox (x25519Pub: string, page: { since?: number, after?: string, limit?: number } = {}): Promise<{ pub: string, count: number, has_more: boolean, items: InboxItem[] }> {
     const query = new URLSearchParams({ pub: x25519Pub })
     if (page.since !== undefined) query.set('since', String(page.since))
     if (page.after !== undefined) query.set('after', page.after)

@@ -99,7 +99,7 @@ export class NetworkBridge {
    * Proposals being checked, by height, round and block hash: a copy that arrives meanwhile (a
    * catch-up answer, another relay) waits for the first check instead of verifying it again.
    */
-  private readonly proposalChecks = new Map<string, Promise<Validation>>()
+  private readonly proposalChecks = new Map<string, { height: number, round: number, check: Promise<Validation> }>()
   private readonly verifiedVotes = new Set<string>()
   private readonly verifiedCommits = new Set<string>()
   private stopped = false
@@ -271,9 +271,9 @@ export class NetworkBridge {
   private async acceptProposal (p: Proposal): Promise<Validation> {
     const key = `${p.height}|${p.round}|${p.block_hash}`
     const inFlight = this.proposalChecks.get(key)
-    if (inFlight !== undefined) return await inFlight === 'reject' ? 'reject' : 'ignore'
+    if (inFlight !== undefined) return await inFlight.check === 'reject' ? 'reject' : 'ignore'
     const check = this.checkProposal(p)
-    this.proposalChecks.set(key, check)
+    this.proposalChecks.set(key, { height: p.height, round: p.round, check })
     try {
       return await check
     } finally {
@@ -288,21 +288,13 @@ export class NetworkBridge {
 
   /** The check under way of a proposal for (height, round), if one is. */
   proposalCheck (height: number, round: number): Promise<Validation> | undefined {
-    for (const [key, check] of this.proposalChecks) {
-      const [h, r] = key.split('|')
-      if (Number(h) === height && Number(r) === round) return check
-    }
+    for (const inFlight of this.proposalChecks.values()) if (inFlight.height === height && inFlight.round === round) return inFlight.check
     return undefined
   }
 
   /** Rounds of `height` whose proposals are being checked (a catch-up need not fetch them again). */
   private roundsInFlight (height: number): number[] {
-    const rounds: number[] = []
-    for (const key of this.proposalChecks.keys()) {
-      const [h, r] = key.split('|')
-      if (Number(h) === height) rounds.push(Number(r))
-    }
-    return rounds
+    return [...this.proposalChecks.values()].filter((inFlight) => inFlight.height === height).map((inFlight) => inFlight.round)
   }
 
   private async checkProposal (p: Proposal): Promise<Validation> {

@@ -3,7 +3,7 @@
  * (every linked device, else the identity's x25519_pub; docs/relay.md), and inbox items opened
  * and grouped by conversation (sender_ed25519_pub when present, else sender_pub).
  */
-import { ApiError, type InboxEntry, type KithClient } from '../../client/index.js'
+import { ApiError, type InboxItem, type KithClient } from '../../client/index.js'
 import { fromBase64, toBase64, toHex } from '../../crypto/index.js'
 import { boxOpen, boxSeal, randomNonce, type SealKey } from '../../relay/index.js'
 import { CliError } from './errors.js'
@@ -53,9 +53,9 @@ export interface Conversation {
   messages: OpenedMessage[]
 }
 
-export async function readInbox (client: KithClient, mailbox: SealKey): Promise<InboxEntry[]> {
+export async function readInbox (client: KithClient, mailbox: SealKey): Promise<InboxItem[]> {
   const pub = toHex(mailbox.publicKey)
-  const items: InboxEntry[] = []
+  const items: InboxItem[] = []
   let page = await client.inbox(pub, { limit: INBOX_PAGE })
   items.push(...page.items)
   while (page.has_more && page.items.length > 0) {
@@ -66,7 +66,7 @@ export async function readInbox (client: KithClient, mailbox: SealKey): Promise<
   return items
 }
 
-export function openItems (items: InboxEntry[], mailbox: SealKey): Conversation[] {
+export function openItems (items: InboxItem[], mailbox: SealKey): Conversation[] {
   const byPeer = new Map<string, Conversation>()
   for (const item of items) {
     const peer = item.sender_ed25519_pub !== '' ? item.sender_ed25519_pub : item.sender_pub

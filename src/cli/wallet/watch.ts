@@ -5,7 +5,7 @@
  * envelope from `GET /relay/inbox`, opens it and prints it. Ctrl-C (SIGINT) or SIGTERM ends it.
  */
 import WebSocket from 'ws'
-import type { InboxEntry, KithClient } from '../../client/index.js'
+import type { InboxItem, KithClient } from '../../client/index.js'
 import { sign, toBase64, toHex } from '../../crypto/index.js'
 import type { Context } from './context.js'
 import { CliError } from './errors.js'
@@ -20,7 +20,7 @@ interface Pushed {
 }
 
 /** The stored envelope an `inbox` event announces: pages of GET /relay/inbox from its second. */
-async function fetchEnvelope (client: KithClient, mailbox: string, id: string, sentAt: number): Promise<InboxEntry | undefined> {
+async function fetchEnvelope (client: KithClient, mailbox: string, id: string, sentAt: number): Promise<InboxItem | undefined> {
   let page = await client.inbox(mailbox, { since: sentAt, limit: PAGE })
   for (;;) {
     const found = page.items.find((item) => item.id === id)
