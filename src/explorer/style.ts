@@ -55,6 +55,8 @@ dl.kv dt { color: var(--muted); }
 dl.kv dd { margin: 0; min-width: 0; overflow-wrap: anywhere; word-break: break-word; }
 pre { margin: 0; padding: 10px; background: var(--bg); border-radius: 8px; white-space: pre-wrap; overflow-wrap: anywhere; font-family: var(--mono); font-size: 13px; }
 .tag { display: inline-block; padding: 1px 8px; border-radius: 999px; background: var(--accent-soft); color: var(--accent); font-size: 12px; font-weight: 600; }
+th.type { width: 10.5em; }
+td .tag { max-width: 100%; overflow: hidden; text-overflow: ellipsis; vertical-align: middle; }
 .tag.bad { background: #fde8e7; color: var(--bad); }
 .notfound { border-left: 4px solid var(--bad); }
 .pager { display: flex; gap: 8px; align-items: center; margin-top: 10px; flex-wrap: wrap; }
@@ -75,5 +77,7 @@ pre { margin: 0; padding: 10px; background: var(--bg); border-radius: 8px; white
   dl.kv dd { margin-bottom: 8px; }
   .figure .value { font-size: 18px; }
   .live { margin-left: 0; }
+  th.type { width: 8.6em; }
+  td .tag { font-size: 11px; padding: 1px 6px; }
 }
 `

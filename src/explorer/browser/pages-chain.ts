@@ -24,8 +24,8 @@ function figures (stats: NetStats, limits: Limits | undefined): HTMLElement {
     figure('Transactions', formatCount(stats.total_txs), `${formatCount(stats.mempool_size)} pending`),
     figure('Supply', formatAmount(stats.supply)),
     figure('Validators', formatCount(stats.validator_count), stats.chain_id),
-    relay?.stored_envelopes !== undefined ? figure('Mailbox', `${formatCount(relay.stored_envelopes)} envelopes`, cap(relay.stored_bytes, relay.max_stored_bytes)) : null,
-    feed?.live_posts !== undefined ? figure('Feed', `${formatCount(feed.live_posts)} posts`, cap(feed.disk_used_bytes, feed.disk_limit_bytes)) : null)
+    relay?.stored_envelopes !== undefined ? figure('Mailbox envelopes', formatCount(relay.stored_envelopes), cap(relay.stored_bytes, relay.max_stored_bytes)) : null,
+    feed?.live_posts !== undefined ? figure('Feed posts', formatCount(feed.live_posts), cap(feed.disk_used_bytes, feed.disk_limit_bytes)) : null)
 }
 
 function blockColumns (now: () => number): Array<Column<BlockEvent>> {
@@ -40,7 +40,7 @@ function blockColumns (now: () => number): Array<Column<BlockEvent>> {
 
 const txColumns: Array<Column<TxDetail>> = [
   { title: 'Transaction', cell: (t) => txLink(t.id) },
-  { title: 'Type', cell: (t) => typeTag(t.type) },
+  { title: 'Type', class: 'type', cell: (t) => typeTag(t.type) },
   { title: 'From', class: 'wide', cell: (t) => accountLink(t.from) },
   { title: 'To', class: 'wide', cell: (t) => accountLink(t.to) },
   { title: 'Amount', class: 'num', cell: (t) => formatAmount(t.amount_ut) },
@@ -235,7 +235,7 @@ export async function addressPage (view: View, account: string, pageText = '1'):
   const mine = summary.pub_key
   const columns: Array<Column<typeof rows[number]>> = [
     { title: 'Transaction', cell: (t) => txLink(t.id) },
-    { title: 'Type', cell: (t) => typeTag(t.type) },
+    { title: 'Type', class: 'type', cell: (t) => typeTag(t.type) },
     { title: 'Counterparty', class: 'wide', cell: (t) => (t.from === mine ? ['→ ', accountLink(t.to)] : ['← ', accountLink(t.from)]) },
     { title: 'Amount', class: 'num', cell: (t) => `${t.from === mine && t.amount_ut > 0 ? '−' : ''}${formatAmount(t.amount_ut)}` },
     { title: 'Block', class: 'num wide', cell: (t) => blockLink(t.block_index) },
