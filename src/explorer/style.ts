@@ -59,7 +59,7 @@ th.type { width: 10.5em; }
 td .tag { max-width: 100%; overflow: hidden; text-overflow: ellipsis; vertical-align: middle; }
 .tag.bad { background: #fde8e7; color: var(--bad); }
 .notfound { border-left: 4px solid var(--bad); }
-.pager { display: flex; gap: 8px; align-items: center; margin-top: 10px; flex-wrap: wrap; }
+.pager { display: flex; gap: 8px; align-items: center; margin: 10px 0 12px; flex-wrap: wrap; }
 .post { padding: 10px 0; border-bottom: 1px solid var(--line); }
 .post:last-child { border-bottom: 0; }
 .post .text { white-space: pre-wrap; margin: 4px 0; }

@@ -7,7 +7,7 @@ import { accountLink, postLink, txLink, type Cleanup, type View } from './view.j
 function postList (view: View, posts: readonly FeedItem[], empty: string): HTMLElement {
   if (posts.length === 0) return h('p', { class: 'muted' }, empty)
   return h('div', { class: 'posts' }, posts.map((p) => h('article', { class: 'post', 'data-post': p.post_id },
-    h('div', { class: 'meta' }, accountLink(p.author), ' · ', timeAgo(p.created_at * 1000, view.now()), p.has_attachment ? ' · 📎' : ''),
+    h('div', { class: 'meta' }, accountLink(p.author), ' · ', timeAgo(p.created_at * 1000, view.now()), p.has_attachment ? ` · ${p.attachment_mime.split('/')[0] || 'attachment'}` : ''),
     h('div', { class: 'text' }, link(`/post/${p.post_id}`, p.content_preview === '' ? '(no text)' : p.content_preview), p.content_truncated ? '…' : ''),
     h('div', { class: 'meta' }, h('span', { 'data-likes': String(p.likes) }, `♥ ${formatCount(p.likes)}`), ` · ${formatCount(p.views)} views`,
       p.hashtags.length > 0 ? [' · ', p.hashtags.map((t, i) => [i > 0 ? ' ' : '', link(`/tag/${enc(t)}`, `#${t}`)])] : null))))
