@@ -1,7 +1,9 @@
 /**
  * GET /api/limits: every limit this node enforces, read from the constants and the settings the
  * enforcing code uses (never restated here), so the published numbers cannot drift from the
- * checks. Sizes in bytes, times in seconds, amounts in µT; `null` means unlimited.
+ * checks. Sizes in bytes, times in seconds, amounts in µT; `null` means unlimited. Beside the
+ * mailbox and feed caps stands the usage they are held against (stored bytes and envelopes, body
+ * bytes and live posts), so a reader sees how near a cap the node is.
  */
 import { z } from 'zod'
 import {
@@ -54,6 +56,8 @@ export const LimitsSchema = z.object({
     max_envelopes_per_mailbox: int,
     max_envelopes_per_sender: int.meta({ description: 'stored envelopes of one sender key' }),
     max_stored_bytes: int.nullable().meta({ description: 'stored envelope bytes of the whole mailbox (SVC_MAILBOX_MAX_MB); null: no cap. Past it a new envelope gets 507, no stored one is evicted' }),
+    stored_bytes: int.meta({ description: 'usage now: the envelope bytes counted against max_stored_bytes' }),
+    stored_envelopes: int.meta({ description: 'usage now: envelopes stored in the mailbox' }),
     sender_rate_limit_rps: z.number().meta({ description: 'broadcasts per second per sender key, bursts of twice that (SVC_RELAY_SENDER_RPS); 0: no limit' }),
     max_ciphertext_bytes: int,
     max_send_plaintext_bytes: int.meta({ description: 'POST /relay/send' }),
@@ -74,6 +78,8 @@ export const LimitsSchema = z.object({
     for_you_hours: int,
     timestamp_tolerance_s: int.meta({ description: 'signed publish requests' }),
     disk_limit_bytes: int.nullable().meta({ description: '--feed-disk-limit-mb; a publish past it gets 507. null: unlimited' }),
+    disk_used_bytes: int.meta({ description: 'usage now: stored post body bytes counted against disk_limit_bytes' }),
+    live_posts: int.meta({ description: 'usage now: live (committed, not deleted) posts in the feed indexes' }),
     image: z.object({ max_side_px: int, jpeg_quality: int }).meta({ description: 'attachments are re-encoded to this' })
   }).optional().meta({ description: 'absent when the node runs no feed' })
 }).meta({ id: 'Limits' })
@@ -121,6 +127,8 @@ export function nodeLimits (src: LimitSources): Limits {
             max_envelopes_per_mailbox: relay.service.limits.maxPerMailbox,
             max_envelopes_per_sender: relay.service.limits.maxPerSender,
             max_stored_bytes: Number.isFinite(relay.service.limits.maxStoredBytes) ? relay.service.limits.maxStoredBytes : null,
+            stored_bytes: relay.service.store.storedBytes,
+            stored_envelopes: relay.service.store.size.envelopes,
             sender_rate_limit_rps: relay.rateLimitPerSender,
             max_ciphertext_bytes: MAX_CIPHERTEXT_BYTES,
             max_send_plaintext_bytes: MAX_SEND_PLAINTEXT_BYTES,
@@ -145,6 +153,8 @@ export function nodeLimits (src: LimitSources): Limits {
             for_you_hours: FOR_YOU_HOURS,
             timestamp_tolerance_s: PUBLISH_TS_TOLERANCE_S,
             disk_limit_bytes: src.feed.diskUsage().limitBytes ?? null,
+            disk_used_bytes: src.feed.diskUsage().usedBytes,
+            live_posts: src.feed.index.size,
             image: { max_side_px: MAX_SIDE_PX, jpeg_quality: JPEG_QUALITY }
           }
         }

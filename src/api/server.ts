@@ -28,6 +28,7 @@ import type { RelayService } from '../relay/index.js'
 import type { FeedService } from '../feed/index.js'
 import { feedRoutes } from './routes/feed.js'
 import { swaggerRoutes } from './swagger.js'
+import { explorerRoutes } from '../explorer/index.js'
 import type { NodeMetrics } from '../metrics/index.js'
 import { realtimeRoutes } from './routes/realtime.js'
 import { REALTIME_SCHEMAS, RealtimeGateway, type RealtimeLimits } from '../realtime/index.js'
@@ -75,6 +76,7 @@ export function createApi (opts: ApiOptions): ApiServer {
     let doc: object | undefined
     routes.push(...swaggerRoutes(() => (doc ??= openApiDocument(routes, REALTIME_SCHEMAS))))
   }
+  if (!opts.env.disableExplorer) routes.push(...explorerRoutes())
 
   const app = new Koa({ proxy: false })
   const router = new Router()

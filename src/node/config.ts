@@ -66,6 +66,8 @@ export interface EnvSettings {
   /** body cap of POST /feed/publish, whose attachment is raw before scrubbing shrinks it */
   maxUploadBytes: number
   disableSwagger: boolean
+  /** SVC_DISABLE_EXPLORER: no block explorer at `/` (docs/explorer.md) */
+  disableExplorer: boolean
   /** SVC_UPDATE_SOURCE_URL: the release feed GET /api/update-check reads (docs/operating.md) */
   updateSourceUrl: string | undefined
   /** SVC_UPDATE_TIMEOUT_MS: how long the release source may take to answer */
@@ -109,6 +111,7 @@ export function readEnv (env: NodeJS.ProcessEnv = process.env): EnvSettings {
     // a 12-megapixel phone photo is 3-8 MB, base64 a third more
     maxUploadBytes: num('SVC_MAX_UPLOAD_BYTES', 16 * 1024 * 1024),
     disableSwagger: env.SVC_DISABLE_SWAGGER === 'true',
+    disableExplorer: env.SVC_DISABLE_EXPLORER === 'true',
     updateSourceUrl: updateSource === undefined || updateSource === '' ? undefined : parseSourceUrl(updateSource),
     updateTimeoutMs,
     headersTimeoutMs,

@@ -125,7 +125,7 @@ describe('access modes: every served route, HTTP and WebSocket', () => {
   test('the walk covers the routes that must not slip through: WebSocket, event stream, metrics, docs, writes', () => {
     for (const mode of MODES) {
       const templates = new Set(operations.get(mode.name)?.map((op) => `${op.method} ${op.template}`))
-      for (const needed of ['GET /api/ws', 'GET /api/events', 'GET /metrics', 'GET /swagger', 'GET /swagger/openapi.json', 'GET /api/well-known-version', 'POST /api/tx']) {
+      for (const needed of ['GET /api/ws', 'GET /api/events', 'GET /metrics', 'GET /swagger', 'GET /swagger/openapi.json', 'GET /', 'GET /explorer/{file}', 'GET /api/well-known-version', 'POST /api/tx']) {
         assert.ok(templates.has(needed), `${mode.name}: ${needed} is walked`)
       }
       assert.ok(operations.get(mode.name)?.some((op) => op.write), `${mode.name}: some route is documented as a write`)

@@ -10,21 +10,11 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { http, startNode, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+import { CHROMIUM, offlineContext } from '../helpers/offline-browser.js'
 
 /** A page whose requests may go to 127.0.0.1 only; the others are refused and listed. */
 async function offlinePage (browser: Browser, refused: string[]): Promise<Page> {
-  const context = await browser.newContext()
-  await context.route('**/*', async (r) => {
-    const url = new URL(r.request().url())
-    if (url.hostname === '127.0.0.1') await r.continue()
-    else {
-      refused.push(url.href)
-      await r.abort('internetdisconnected')
-    }
-  })
-  return await context.newPage()
+  return await (await offlineContext(browser, refused)).newPage()
 }
 
 async function tryNetstats (page: Page): Promise<void> {

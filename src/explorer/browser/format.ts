@@ -1,0 +1,99 @@
+/**
+ * Pure helpers of the explorer's browser code: amounts, ids, times, sizes, what a search looks
+ * like. No DOM and no network here, so the unit tests run them in Node.
+ */
+
+const UT_PER_T = 1_000_000
+
+/** µT as tokens with up to six decimals: 2500000 → "2.5 T", 1000 → "0.001 T". */
+export function formatAmount (ut: number): string {
+  const whole = Math.trunc(ut / UT_PER_T)
+  const frac = Math.abs(ut % UT_PER_T)
+  const fracText = frac === 0 ? '' : `.${String(frac).padStart(6, '0').replace(/0+$/, '')}`
+  return `${whole.toLocaleString('en-US')}${fracText} T`
+}
+
+export function formatCount (n: number): string {
+  return n.toLocaleString('en-US')
+}
+
+export function formatBytes (n: number): string {
+  if (n < 1024) return `${n} B`
+  const units = ['KiB', 'MiB', 'GiB', 'TiB']
+  let value = n / 1024
+  let unit = 0
+  while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit++ }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`
+}
+
+/** A long id shortened in the middle: "a1b2c3…f9e8". */
+export function shortId (id: string, keep = 6): string {
+  return id.length <= keep * 2 + 1 ? id : `${id.slice(0, keep)}…${id.slice(-keep)}`
+}
+
+/** "12 s ago", "5 min ago", "3 h ago", "2 d ago"; a time in the future counts as now. */
+export function timeAgo (when: string | number, nowMs: number): string {
+  const ms = typeof when === 'number' ? when : Date.parse(when)
+  if (!Number.isFinite(ms)) return ''
+  const s = Math.max(0, Math.round((nowMs - ms) / 1000))
+  if (s < 60) return `${s} s ago`
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ago`
+  return `${Math.floor(s / 86_400)} d ago`
+}
+
+/** ISO 8601 as "2025-01-31 12:34:56 UTC". */
+export function formatTime (when: string | number): string {
+  const d = new Date(typeof when === 'number' ? when : Date.parse(when))
+  if (Number.isNaN(d.getTime())) return String(when)
+  return `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`
+}
+
+/** UTF-8 text of lowercase or uppercase hex; undefined when it is not hex or not UTF-8. */
+export function utf8OfHex (hex: string): string | undefined {
+  if (!/^(?:[0-9a-fA-F]{2})*$/.test(hex)) return undefined
+  const bytes = new Uint8Array(hex.length / 2)
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16)
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+/** What a search box entry may be, in the order to try them. */
+export type SearchKind = 'height' | 'tx' | 'account' | 'post' | 'username'
+
+export const PUBKEY_RE = /^[0-9a-f]{64}$/
+export const ADDRESS_RE = /^kith1[02-9ac-hj-np-z]{20,}$/
+export const POST_ID_RE = /^[0-9a-f]{32}$/
+/** the username registry's names: 4 to 32 characters (spec); letters, digits, `_`, `.` and `-` are tried */
+export const USERNAME_RE = /^[a-z0-9_.-]{4,32}$/i
+
+/**
+ * Decides by shape what a search may mean; ambiguous input lists every reading, most likely
+ * first. Transaction ids are free-form (`tx-<digits>`, hashes), so `tx` is a reading of almost
+ * anything; a block height is plain digits; a pubkey is 64 hex (an account first, then a hash-
+ * based transaction id); an address is bech32m with the `kith` prefix; a post id 32 hex.
+ */
+export function searchKinds (input: string): SearchKind[] {
+  const q = input.trim()
+  if (q === '') return []
+  if (/^#?\d{1,15}$/.test(q)) return ['height', 'tx']
+  const lower = q.toLowerCase()
+  if (PUBKEY_RE.test(lower)) return ['account', 'tx']
+  if (ADDRESS_RE.test(lower)) return ['account']
+  if (POST_ID_RE.test(lower)) return ['post', 'tx']
+  if (q.startsWith('@')) return USERNAME_RE.test(q.slice(1)) ? ['username'] : []
+  if (/^tx-/i.test(q)) return ['tx']
+  return USERNAME_RE.test(q) ? ['tx', 'username'] : ['tx']
+}
+
+/** Hashtags of a list of posts, most used first (then by name): trending tags from trending posts. */
+export function tagCounts (posts: ReadonlyArray<{ hashtags: readonly string[] }>): Array<{ tag: string, posts: number }> {
+  const counts = new Map<string, number>()
+  for (const post of posts) {
+    for (const tag of new Set(post.hashtags)) counts.set(tag, (counts.get(tag) ?? 0) + 1)
+  }
+  return [...counts].map(([tag, n]) => ({ tag, posts: n })).sort((a, b) => b.posts - a.posts || a.tag.localeCompare(b.tag))
+}

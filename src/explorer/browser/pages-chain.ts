@@ -1,0 +1,292 @@
+/** The chain's pages: home (figures, latest blocks and transactions, live), a block, a transaction, an address, validators and peers. */
+import {
+  enc, find, getJson, replayBlocks, type AddressSummary, type Block, type BlockEvent, type Identity, type Limits, type NetStats, type NodeVersion,
+  type Peers, type TxDetail, type Validators
+} from './api.js'
+import { card, figure, fill, h, kv, link, notFound, table, tableRow, type Column } from './dom.js'
+import { formatAmount, formatBytes, formatCount, formatTime, shortId, timeAgo } from './format.js'
+import { accountLink, blockLink, postLink, txLink, typeTag, type Cleanup, type View } from './view.js'
+
+const LATEST = 10
+/** how far back the home page looks for recent transactions (the event stream replays at most 1,000 blocks) */
+const REPLAY_BLOCKS = 1000
+const REFRESH_MS = 1000
+
+// ---- home ----
+
+function figures (stats: NetStats, limits: Limits | undefined): HTMLElement {
+  const relay = limits?.relay
+  const feed = limits?.feed
+  const cap = (used: number | undefined, max: number | null | undefined): string =>
+    used === undefined ? '' : `${formatBytes(used)}${max === null || max === undefined ? ' stored, no cap' : ` of ${formatBytes(max)}`}`
+  return h('div', { class: 'figures', id: 'figures' },
+    figure('Height', formatCount(stats.height), stats.last_block_time !== undefined ? formatTime(stats.last_block_time) : undefined),
+    figure('Transactions', formatCount(stats.total_txs), `${formatCount(stats.mempool_size)} pending`),
+    figure('Supply', formatAmount(stats.supply)),
+    figure('Validators', formatCount(stats.validator_count), stats.chain_id),
+    relay?.stored_envelopes !== undefined ? figure('Mailbox envelopes', formatCount(relay.stored_envelopes), cap(relay.stored_bytes, relay.max_stored_bytes)) : null,
+    feed?.live_posts !== undefined ? figure('Feed posts', formatCount(feed.live_posts), cap(feed.disk_used_bytes, feed.disk_limit_bytes)) : null)
+}
+
+function blockColumns (now: () => number): Array<Column<BlockEvent>> {
+  return [
+    { title: 'Block', cell: (b) => blockLink(b.height) },
+    { title: 'Age', cell: (b) => h('span', { title: formatTime(b.time) }, timeAgo(b.time, now())) },
+    { title: 'Txs', class: 'num', cell: (b) => h('span', { 'data-tx-count': String(b.tx_count) }, formatCount(b.tx_count)) },
+    { title: 'Proposer', class: 'wide', cell: (b) => accountLink(b.proposer) },
+    { title: 'Hash', class: 'wide', cell: (b) => h('span', { class: 'mono', title: b.hash }, shortId(b.hash, 8)) }
+  ]
+}
+
+const txColumns: Array<Column<TxDetail>> = [
+  { title: 'Transaction', cell: (t) => txLink(t.id) },
+  { title: 'Type', class: 'type', cell: (t) => typeTag(t.type) },
+  { title: 'From', class: 'wide', cell: (t) => accountLink(t.from) },
+  { title: 'To', class: 'wide', cell: (t) => accountLink(t.to) },
+  { title: 'Amount', class: 'num', cell: (t) => formatAmount(t.amount_ut) },
+  { title: 'Block', class: 'num wide', cell: (t) => blockLink(t.block_index) }
+]
+
+async function txDetails (ids: readonly string[]): Promise<TxDetail[]> {
+  const found = await Promise.all(ids.map(async (id) => await find<TxDetail>(`/api/tx/${enc(id)}`)))
+  return found.filter((t): t is TxDetail => t !== undefined)
+}
+
+/** The newest `want` transaction ids of these blocks (newest block first). */
+async function newestTxIds (heights: readonly number[], want: number): Promise<string[]> {
+  const ids: string[] = []
+  for (const height of heights) {
+    const block = await find<Block>(`/api/blocks/${height}`)
+    if (block !== undefined) ids.push(...[...block.tx_ids].reverse())
+    if (ids.length >= want) break
+  }
+  return ids.slice(0, want)
+}
+
+/** The last blocks up to `head`: from the event stream's replay, else one request per block. */
+async function recentBlocks (head: number): Promise<BlockEvent[]> {
+  if (head <= 0) return []
+  try {
+    return await replayBlocks(Math.max(0, head - REPLAY_BLOCKS), head)
+  } catch {
+    const heights = Array.from({ length: Math.min(LATEST, head) }, (_, i) => head - i)
+    const blocks = await Promise.all(heights.map(async (hgt) => await find<Block>(`/api/blocks/${hgt}`)))
+    return blocks.filter((b): b is Block => b !== undefined).reverse()
+  }
+}
+
+export async function homePage (view: View): Promise<Cleanup> {
+  const [stats, limits] = await Promise.all([getJson<NetStats>('/api/netstats'), find<Limits>('/api/limits').catch(() => undefined)])
+  const replayed = await recentBlocks(stats.height)
+  const withTxs = replayed.filter((b) => b.tx_count > 0).map((b) => b.height).reverse()
+  const txs = await txDetails(await newestTxIds(withTxs, LATEST))
+  if (!view.current()) return undefined
+
+  let blocks = replayed.slice(-LATEST).reverse()
+  let latestTxs = txs
+  const blockCols = blockColumns(view.now)
+  const figureBox = h('div', {}, figures(stats, limits))
+  const blocksBox = h('div', { id: 'latest-blocks' }, table(blockCols, blocks, 'No blocks yet.'))
+  const txsBox = h('div', { id: 'latest-txs' }, table(txColumns, latestTxs, 'No transactions in the last 1,000 blocks.'))
+  fill(view.main,
+    h('h1', {}, 'Dashboard'),
+    figureBox,
+    h('div', { class: 'grid2' }, card('Latest blocks', blocksBox), card('Latest transactions', txsBox)))
+
+  // live: each block is drawn from its event at once; figures and transactions follow, at most once a second
+  let refreshing = false
+  let pendingTxBlock: number | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const refresh = async (): Promise<void> => {
+    refreshing = true
+    try {
+      const txBlock = pendingTxBlock
+      pendingTxBlock = undefined
+      const [fresh, freshLimits] = await Promise.all([getJson<NetStats>('/api/netstats'), find<Limits>('/api/limits').catch(() => undefined)])
+      if (!view.current()) return
+      fill(figureBox, figures(fresh, freshLimits))
+      if (txBlock !== undefined) {
+        const newest = await txDetails(await newestTxIds([txBlock], LATEST))
+        if (!view.current()) return
+        const known = new Set(newest.map((t) => t.id))
+        latestTxs = [...newest, ...latestTxs.filter((t) => !known.has(t.id))].slice(0, LATEST)
+        fill(txsBox, table(txColumns, latestTxs))
+        txsBox.querySelectorAll('tbody tr').forEach((row, i) => { if (known.has(latestTxs[i]?.id)) row.classList.add('fresh') })
+      }
+    } catch {
+      // the next block tries again
+    } finally {
+      refreshing = false
+      if (pendingTxBlock !== undefined && view.current()) schedule()
+    }
+  }
+  const schedule = (): void => {
+    if (timer !== undefined || refreshing) return
+    timer = setTimeout(() => { timer = undefined; void refresh() }, REFRESH_MS)
+  }
+  const stop = view.live.listen((block) => {
+    if (blocks.some((b) => b.height >= block.height)) return
+    blocks = [block, ...blocks].slice(0, LATEST)
+    const tbody = blocksBox.querySelector('tbody')
+    if (tbody === null) fill(blocksBox, table(blockCols, blocks))
+    else {
+      const row = tableRow(blockCols, block)
+      row.classList.add('fresh')
+      tbody.prepend(row)
+      while (tbody.children.length > LATEST) tbody.lastElementChild?.remove()
+    }
+    const height = figureBox.querySelector('[data-figure="Height"]')
+    if (height !== null) height.textContent = formatCount(block.height)
+    if (block.tx_count > 0) pendingTxBlock = block.height
+    schedule()
+  })
+  return () => { stop(); if (timer !== undefined) clearTimeout(timer) }
+}
+
+// ---- a block ----
+
+const TX_DETAILS_SHOWN = 50
+
+export async function blockPage (view: View, heightText: string): Promise<Cleanup> {
+  const height = Number(heightText)
+  const block = Number.isSafeInteger(height) && height >= 1 ? await find<Block>(`/api/blocks/${height}`) : undefined
+  if (!view.current()) return undefined
+  if (block === undefined) {
+    fill(view.main, notFound(`No block at height ${heightText} on this node.`, 'The chain may not have reached it yet.'))
+    return undefined
+  }
+  const txs = await txDetails(block.tx_ids.slice(0, TX_DETAILS_SHOWN))
+  if (!view.current()) return undefined
+  const rest = block.tx_ids.slice(TX_DETAILS_SHOWN)
+  fill(view.main,
+    h('h1', {}, `Block #${formatCount(block.height)}`),
+    card(undefined, kv([
+      ['Height', String(block.height)],
+      ['Hash', h('span', { class: 'mono' }, block.hash)],
+      ['Time', `${formatTime(block.time)} (${timeAgo(block.time, view.now())})`],
+      ['Transactions', h('span', { 'data-tx-count': String(block.tx_count) }, formatCount(block.tx_count))],
+      ['Proposer', accountLink(block.proposer, block.proposer)],
+      ['Previous', block.height > 1 ? link(`/block/${block.height - 1}`, h('span', { class: 'mono' }, block.prev_hash)) : h('span', { class: 'mono' }, block.prev_hash)],
+      ['State root', h('span', { class: 'mono' }, block.state_root)],
+      ['Tx root', h('span', { class: 'mono' }, block.tx_root)],
+      ['Certified', block.commit === null ? 'genesis' : [`round ${block.commit.round} by `, block.commit.signers.map((s, i) => [i > 0 ? ', ' : '', accountLink(s)])]]
+    ]),
+    h('div', { class: 'pager' },
+      block.height > 1 ? link(`/block/${block.height - 1}`, '← Previous block') : null,
+      link(`/block/${block.height + 1}`, 'Next block →'))),
+    card('Transactions', table(txColumns, txs, 'This block holds no transactions.'),
+      rest.length > 0 ? h('p', {}, `and ${formatCount(rest.length)} more: `, rest.slice(0, 500).map((id, i) => [i > 0 ? ', ' : '', txLink(id)])) : null))
+  return undefined
+}
+
+// ---- a transaction ----
+
+export async function txPage (view: View, id: string): Promise<Cleanup> {
+  const tx = await find<TxDetail>(`/api/tx/${enc(id)}`)
+  if (!view.current()) return undefined
+  if (tx === undefined) {
+    fill(view.main, notFound(`No transaction ${id} on this node.`))
+    return undefined
+  }
+  const payload = tx.payload as Record<string, unknown> | undefined
+  const postId = typeof payload?.post_id === 'string' ? payload.post_id : undefined
+  fill(view.main,
+    h('h1', {}, 'Transaction'),
+    card(undefined, kv([
+      ['Id', h('span', { class: 'mono' }, tx.id)],
+      ['Type', typeTag(tx.type)],
+      ['Status', tx.block_index !== undefined ? 'confirmed' : (tx.status ?? 'pending')],
+      ['Block', tx.block_index !== undefined ? [blockLink(tx.block_index), tx.block_time !== undefined ? ` · ${formatTime(tx.block_time)}` : ''] : undefined],
+      ['Time', formatTime(tx.time)],
+      ['From', [accountLink(tx.from, tx.from), tx.from_addr !== undefined ? h('div', { class: 'muted mono' }, tx.from_addr) : null]],
+      ['To', tx.to !== undefined ? [accountLink(tx.to, tx.to), tx.to_addr !== undefined ? h('div', { class: 'muted mono' }, tx.to_addr) : null] : undefined],
+      ['Amount', h('span', { 'data-amount-ut': String(tx.amount_ut) }, formatAmount(tx.amount_ut))],
+      ['Fee', formatAmount(tx.fee_ut)],
+      ['Gas used', tx.gas_used !== undefined ? formatCount(tx.gas_used) : undefined],
+      ['Memo', tx.memo !== undefined && tx.memo !== '' ? tx.memo : undefined],
+      ['Post', postId !== undefined ? postLink(postId, postId) : undefined],
+      ['Signature', tx.signature_hex !== undefined ? h('span', { class: 'mono muted' }, tx.signature_hex) : undefined]
+    ])),
+    card('Payload', tx.payload !== undefined
+      ? h('pre', { id: 'payload' }, JSON.stringify(tx.payload, null, 2))
+      : h('div', {}, h('p', { class: 'muted' }, 'Not decoded by this node; the raw bytes:'), h('pre', { id: 'payload' }, tx.payload_hex ?? ''))))
+  return undefined
+}
+
+// ---- an address ----
+
+const PAGE_SIZE = 20
+/** GET /api/address answers the newest 500 at most (its `limit`); older ones are not reachable */
+const HISTORY_MAX = 500
+
+export async function addressPage (view: View, account: string, pageText = '1'): Promise<Cleanup> {
+  const page = Math.max(1, Math.min(Math.floor(Number(pageText)) || 1, HISTORY_MAX / PAGE_SIZE))
+  const [summary, identity] = await Promise.all([
+    find<AddressSummary>(`/api/address/${enc(account)}?limit=${page * PAGE_SIZE}`),
+    find<Identity>(`/api/identity/${enc(account)}`).catch(() => undefined)
+  ])
+  if (!view.current()) return undefined
+  if (summary === undefined) {
+    fill(view.main, notFound(`${account} is neither an Ed25519 pubkey nor a kith address.`))
+    return undefined
+  }
+  const rows = summary.transactions.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE)
+  const older = summary.tx_count > page * PAGE_SIZE && page * PAGE_SIZE < HISTORY_MAX
+  const mine = summary.pub_key
+  const columns: Array<Column<typeof rows[number]>> = [
+    { title: 'Transaction', cell: (t) => txLink(t.id) },
+    { title: 'Type', class: 'type', cell: (t) => typeTag(t.type) },
+    { title: 'Counterparty', class: 'wide', cell: (t) => (t.from === mine ? ['→ ', accountLink(t.to)] : ['← ', accountLink(t.from)]) },
+    { title: 'Amount', class: 'num', cell: (t) => `${t.from === mine && t.amount_ut > 0 ? '−' : ''}${formatAmount(t.amount_ut)}` },
+    { title: 'Block', class: 'num wide', cell: (t) => blockLink(t.block_index) },
+    { title: 'Time', class: 'wide', cell: (t) => timeAgo(t.time, view.now()) }
+  ]
+  fill(view.main,
+    h('h1', {}, 'Address'),
+    card(undefined, kv([
+      ['Address', h('span', { class: 'mono' }, summary.address)],
+      ['Pubkey', h('span', { class: 'mono' }, summary.pub_key)],
+      ['Balance', h('span', { id: 'balance', 'data-balance-ut': String(summary.balance_ut) }, formatAmount(summary.balance_ut))],
+      ['Transactions', formatCount(summary.tx_count)],
+      ['Identity', identity !== undefined ? link(`/identity/${mine}`, identity.nickname !== '' ? identity.nickname : 'registered identity') : h('span', { class: 'muted' }, 'none registered')]
+    ])),
+    card('History', table(columns, rows, 'No confirmed transactions.'),
+      h('div', { class: 'pager' },
+        page > 1 ? link(`/address/${mine}/${page - 1}`, '← Newer') : null,
+        h('span', { class: 'muted' }, summary.tx_count === 0 ? '' : `${(page - 1) * PAGE_SIZE + 1}–${(page - 1) * PAGE_SIZE + rows.length} of ${formatCount(summary.tx_count)}`),
+        older ? link(`/address/${mine}/${page + 1}`, 'Older →') : null,
+        summary.tx_count > HISTORY_MAX && !older ? h('span', { class: 'muted' }, `(the node lists the newest ${HISTORY_MAX})`) : null)))
+  return undefined
+}
+
+// ---- validators and peers ----
+
+export async function networkPage (view: View): Promise<Cleanup> {
+  const [validators, peers, version] = await Promise.all([
+    getJson<Validators>('/api/validators'), getJson<Peers>('/api/peers'), getJson<NodeVersion>('/api/well-known-version')
+  ])
+  if (!view.current()) return undefined
+  const build = version.build
+  fill(view.main,
+    h('h1', {}, 'Validators and peers'),
+    card(`Validators (${validators.count})`, table([
+      { title: 'Validator', cell: (v) => [v.name !== undefined ? h('strong', {}, v.name, ' ') : null, accountLink(v.pub_key)] },
+      { title: 'Address', class: 'wide', cell: (v) => h('span', { class: 'mono', title: v.address }, shortId(v.address, 10)) },
+      { title: 'Power', class: 'num', cell: (v) => `${formatCount(v.power)} (${Math.round((v.power / Math.max(1, validators.total_power)) * 100)}%)` }
+    ], validators.validators)),
+    card(`Peers (${peers.count})`, table([
+      { title: 'Peer', cell: (p) => h('span', { class: 'mono', title: p.peer_id }, shortId(p.peer_id, 8)) },
+      { title: 'Version', cell: (p) => p.version ?? '—' },
+      { title: 'Protocol', class: 'num wide', cell: (p) => p.protocol_version ?? '—' },
+      { title: 'Height', class: 'num wide', cell: (p) => (p.height !== undefined ? formatCount(p.height) : '—') },
+      { title: 'Address', class: 'wide', cell: (p) => h('span', { class: 'mono', title: p.multiaddr ?? '' }, p.multiaddr ?? '') }
+    ], peers.peers, 'No peers connected.')),
+    card('This node', kv([
+      ['Version', h('span', { id: 'node-version' }, version.node_version)],
+      ['Protocol', String(version.protocol_version)],
+      ['Chain', version.chain_id],
+      ['Build', build !== undefined ? [build.tag ?? '', build.commit !== undefined ? ` · ${build.commit.slice(0, 12)}` : '', build.date !== undefined ? ` · ${build.date}` : ''] : undefined],
+      ['Features', h('div', { class: 'tags' }, version.features.map((f) => h('span', { class: 'tag' }, f)))]
+    ])))
+  return undefined
+}

@@ -1,0 +1,274 @@
+/**
+ * The block explorer at `/` in a real browser: Debian's chromium driven by playwright-core, with
+ * every request that leaves 127.0.0.1 refused (a node with no internet). One node holds real
+ * signed data (a transfer, an identity with a device, a post with a photo and a like); each page
+ * is loaded at a phone width (390 px) and a desktop width (1280 px) and checked for what a person
+ * would read there, with no sideways scrolling; new blocks and transactions appear on the home
+ * page without a reload; the search box finds each kind of entry. Screenshots of every page at
+ * both widths go to test-output/explorer/ for review. Also: SVC_DISABLE_EXPLORER=true leaves `/`
+ * a 404, and fully private mode needs the token, the page opened with `?token=` carrying it on.
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import sharp from 'sharp'
+import { buildTx, createPostTx, newAccount, postActionTx, publishRequest, transfer, type Account, type PublishResponse } from '../../src/client/index.js'
+import { REPO_ROOT, http, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
+import { CHROMIUM, offlineContext } from '../helpers/offline-browser.js'
+
+const SHOTS = join(REPO_ROOT, 'test-output', 'explorer')
+const TOKEN = 'explorer-secret-4b1'
+const WIDTHS = [{ name: 'phone', width: 390, height: 844 }, { name: 'desktop', width: 1280, height: 800 }] as const
+const POST_TEXT = 'Sunset over the harbour #kithtest #explorer'
+
+/** Opens `#route` and waits until that page has drawn (main[data-page] set, no longer busy). */
+async function open (page: Page, base: string, route: string, pageName: string): Promise<void> {
+  await page.goto(`${base}#${route}`)
+  await waitDrawn(page, pageName)
+}
+
+async function waitDrawn (page: Page, pageName: string): Promise<void> {
+  await page.waitForFunction((name) => {
+    const main = document.getElementById('main')
+    return main?.dataset.page === name && main.getAttribute('aria-busy') === 'false'
+  }, pageName, { timeout: 15_000 })
+}
+
+async function mainText (page: Page): Promise<string> {
+  return await page.locator('#main').innerText()
+}
+
+async function assertNoSidewaysScroll (page: Page, what: string): Promise<void> {
+  const { scroll, client } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }))
+  assert.ok(scroll <= client, `${what}: the page is ${scroll} px wide in a ${client} px window`)
+}
+
+async function shoot (page: Page, name: string, width: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true })
+}
+
+async function submitAll (node: NodeProcess, txs: Array<ReturnType<typeof transfer>>): Promise<void> {
+  for (const tx of txs) await node.client.submit(tx)
+  for (const tx of txs) await node.client.waitForConfirmation(tx.id, { timeoutMs: 20_000 })
+}
+
+describe('the explorer at / in headless Chromium, network cut off', () => {
+  let browser: Browser
+  let node: NodeProcess
+  let disabled: NodeProcess
+  let privateNode: NodeProcess
+  let alice: Account
+  let bob: Account
+  let transferId: string
+  let transferHeight: number
+  let postId: string
+  const refused: string[] = []
+  const x25519 = '5a'.repeat(32)
+  const phoneKey = '6b'.repeat(32)
+
+  before(async () => {
+    assert.ok(existsSync(CHROMIUM), `this test drives Debian's chromium at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`)
+    mkdirSync(SHOTS, { recursive: true })
+    alice = newAccount()
+    bob = newAccount()
+    ;[node, disabled, privateNode, browser] = await Promise.all([
+      startNode({ alloc: [{ pub: alice.pub, amountUt: 100_000_000 }], blockIntervalMs: 300 }),
+      startNode({ env: { SVC_DISABLE_EXPLORER: 'true' } }),
+      startNode({ env: { SVC_API_TOKEN: TOKEN, SVC_API_PRIVATE: 'true' }, token: TOKEN }),
+      chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] })
+    ])
+    const pay = transfer(alice, bob.pub, 2_500_000, { memo: 'for the boat' })
+    transferId = pay.id
+    await submitAll(node, [
+      buildTx(alice, { type: 'REGISTER_KEY', payload: { x25519_pub: x25519, nickname: 'alice' } }),
+      buildTx(alice, { type: 'LINK_DEVICE', payload: { device_x25519_pub: phoneKey, device_name: 'phone' } }),
+      pay
+    ])
+    transferHeight = (await node.client.getTx(transferId)).block_index as number
+    const photo = await sharp({ create: { width: 320, height: 200, channels: 3, background: { r: 230, g: 120, b: 40 } } }).png().toBuffer()
+    const publish = await http(node.url, 'POST', '/feed/publish', { body: publishRequest(alice, { content: POST_TEXT, attachment: photo, attachmentMime: 'image/png' }) })
+    assert.equal(publish.status, 200, publish.text)
+    const published = publish.json as PublishResponse
+    postId = published.post_id
+    await submitAll(node, [createPostTx(alice, published)])
+    await submitAll(node, [postActionTx(alice, 'LIKE_POST', postId)])
+  })
+
+  after(async () => {
+    await browser?.close()
+    await stopAllNodes()
+  })
+
+  test('the page and its files: content types, caching, a strict CSP; off with SVC_DISABLE_EXPLORER=true', async () => {
+    const res = await http(node.url, 'GET', '/')
+    assert.equal(res.status, 200)
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
+    const csp = res.headers.get('content-security-policy') ?? ''
+    assert.match(csp, /default-src 'self'/)
+    assert.match(csp, /connect-src 'self' ws:\/\/127\.0\.0\.1:\d+/)
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/)
+    const script = await http(node.url, 'GET', '/explorer/main.js')
+    assert.equal(script.status, 200)
+    assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/)
+    assert.equal(script.headers.get('cache-control'), 'no-cache')
+    const etag = script.headers.get('etag') ?? ''
+    // fetch itself adds `Cache-Control: no-cache` to a conditional request (an end-to-end reload) unless told otherwise
+    assert.equal((await http(node.url, 'GET', '/explorer/main.js', { headers: { 'if-none-match': etag, 'cache-control': 'max-age=0' } })).status, 304, 'unchanged: 304')
+    assert.match((await http(node.url, 'GET', '/explorer/style.css')).headers.get('content-type') ?? '', /^text\/css/)
+    assert.equal((await http(node.url, 'GET', '/explorer/nope.js')).status, 404)
+    assert.equal((await http(disabled.url, 'GET', '/')).status, 404)
+    assert.equal((await http(disabled.url, 'GET', '/explorer/main.js')).status, 404)
+  })
+
+  for (const size of WIDTHS) {
+    test(`every page at ${size.width} px shows its figures, with nothing fetched from outside`, async () => {
+      const context = await offlineContext(browser, refused, size)
+      const page = await context.newPage()
+      const errors: string[] = []
+      page.on('pageerror', (err) => errors.push(String(err)))
+      const base = `${node.url}/`
+
+      await open(page, base, '/', 'home')
+      await page.locator('#latest-txs tbody tr').first().waitFor()
+      const height = Number((await page.locator('[data-figure="Height"]').innerText()).replace(/,/g, ''))
+      assert.ok(height >= transferHeight, `height ${height} shown`)
+      assert.equal(await page.locator('[data-figure="Supply"]').innerText(), '100 T', 'the genesis allocation, no block rewards')
+      assert.equal(await page.locator('[data-figure="Transactions"]').innerText(), '5')
+      assert.match(await page.locator('[data-figure="Validators"]').innerText(), /^1$/)
+      assert.equal(await page.locator('[data-figure="Feed posts"]').innerText(), '1')
+      assert.equal(await page.locator('[data-figure="Mailbox envelopes"]').innerText(), '0')
+      assert.ok(await page.locator(`#latest-txs a[href="#/tx/${transferId}"]`).count() === 1 || await page.locator('#latest-txs tbody tr').count() === 10, 'the transfer is among the latest transactions')
+      assert.ok(await page.locator('#latest-blocks tbody tr').count() >= 1)
+      await assertNoSidewaysScroll(page, 'home')
+      await shoot(page, 'home', size.name)
+
+      await open(page, base, `/block/${transferHeight}`, 'block')
+      assert.match(await page.locator('h1').innerText(), new RegExp(`Block #${transferHeight}`))
+      const blockCount = Number(await page.locator('#main dd [data-tx-count]').getAttribute('data-tx-count'))
+      assert.ok(blockCount >= 1)
+      assert.equal(await page.locator('#main tbody tr').count(), blockCount, 'one row per transaction')
+      assert.equal(await page.locator(`#main a[href="#/tx/${transferId}"]`).count(), 1)
+      await assertNoSidewaysScroll(page, 'block')
+      await shoot(page, 'block', size.name)
+
+      await open(page, base, `/tx/${transferId}`, 'tx')
+      const tx = await mainText(page)
+      assert.match(tx, /TRANSFER/)
+      assert.match(tx, /2\.5 T/)
+      assert.match(tx, /for the boat/)
+      assert.match(await page.locator('#payload').innerText(), /"memo": "for the boat"/)
+      assert.match(tx, /confirmed/)
+      await assertNoSidewaysScroll(page, 'transaction')
+      await shoot(page, 'tx', size.name)
+
+      await open(page, base, `/address/${bob.pub}`, 'address')
+      assert.equal(await page.locator('#balance').innerText(), '2.5 T')
+      assert.equal(await page.locator(`#main tbody a[href="#/tx/${transferId}"]`).count(), 1)
+      await assertNoSidewaysScroll(page, 'address')
+      await shoot(page, 'address', size.name)
+
+      await open(page, base, `/identity/${alice.pub}`, 'identity')
+      assert.equal(await page.locator('#nickname').innerText(), 'alice')
+      const identity = await mainText(page)
+      assert.ok(identity.includes(x25519), 'the X25519 key')
+      assert.ok(identity.includes('phone'), 'the device')
+      assert.ok(identity.includes(phoneKey), 'the device key')
+      assert.ok(identity.includes('Sunset over the harbour'), 'the author\'s post')
+      await assertNoSidewaysScroll(page, 'identity')
+      await shoot(page, 'identity', size.name)
+
+      await open(page, base, `/post/${postId}`, 'post')
+      assert.equal(await page.locator('#content').innerText(), POST_TEXT)
+      assert.equal(await page.locator('#likes').innerText(), '1')
+      await page.waitForFunction(() => { const img = document.getElementById('attachment') as HTMLImageElement | null; return img !== null && img.complete && img.naturalWidth > 0 }, undefined, { timeout: 10_000 })
+      assert.match(await mainText(page), /#kithtest/)
+      await assertNoSidewaysScroll(page, 'post')
+      await shoot(page, 'post', size.name)
+
+      await open(page, base, '/trending', 'trending')
+      assert.match(await page.locator('#trending-posts').innerText(), /Sunset over the harbour/)
+      assert.match(await page.locator('#trending-tags').innerText(), /#kithtest/)
+      await assertNoSidewaysScroll(page, 'trending')
+      await shoot(page, 'trending', size.name)
+
+      await open(page, base, '/network', 'network')
+      assert.equal(await page.locator(`#main a[href="#/address/${node.validatorPub}"]`).count(), 1, 'the validator')
+      assert.match(await page.locator('#node-version').innerText(), /^\d+\.\d+\.\d+/)
+      await assertNoSidewaysScroll(page, 'network')
+      await shoot(page, 'network', size.name)
+
+      assert.deepEqual(errors, [], 'no script errors')
+      await context.close()
+      assert.deepEqual(refused, [], 'the page needs nothing from outside this node')
+    })
+  }
+
+  test('new blocks and transactions appear on the home page without a reload', async () => {
+    const context = await offlineContext(browser, refused, WIDTHS[1])
+    const page = await context.newPage()
+    await open(page, `${node.url}/`, '/', 'home')
+    await page.locator('#live.on').waitFor({ timeout: 10_000 })
+    await page.evaluate(() => { (window as unknown as { stillHere: boolean }).stillHere = true })
+    const topHeight = async (): Promise<number> => Number((await page.locator('#latest-blocks tbody tr').first().innerText()).match(/#(\d+)/)?.[1])
+    const before = await topHeight()
+    await waitFor(async () => (await topHeight()) > before, 10_000, { message: 'a newer block on top' })
+    const pay = transfer(alice, bob.pub, 1_234_000)
+    await node.client.submit(pay)
+    await page.locator(`#latest-txs a[href="#/tx/${pay.id}"]`).waitFor({ timeout: 10_000 })
+    assert.equal(await page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere), true, 'the page was not reloaded')
+    await context.close()
+    assert.deepEqual(refused, [])
+  })
+
+  test('the search box finds a transaction id, an address, a pubkey and a block height, and says "not found"', async () => {
+    const context = await offlineContext(browser, refused, WIDTHS[0])
+    const page = await context.newPage()
+    await open(page, `${node.url}/`, '/', 'home')
+    const search = async (q: string, pageName: string): Promise<void> => {
+      // two searches in a row may land on the same kind of page: forget the last one drawn
+      await page.evaluate(() => { (document.getElementById('main') as HTMLElement).dataset.page = '' })
+      await page.locator('#q').fill(q)
+      await page.locator('#q').press('Enter')
+      await waitDrawn(page, pageName)
+    }
+    await search(transferId, 'tx')
+    assert.ok((await mainText(page)).includes(transferId))
+    await search(bob.address, 'address')
+    assert.ok((await mainText(page)).includes(bob.pub))
+    await search(alice.pub, 'address')
+    assert.ok((await mainText(page)).includes(alice.address))
+    await search(String(transferHeight), 'block')
+    assert.match(await page.locator('h1').innerText(), new RegExp(`#${transferHeight}$`))
+    await search(postId, 'post')
+    await search('no-such-thing-here', 'search')
+    assert.equal(await page.locator('[data-state="not-found"]').count(), 1)
+    assert.match(await mainText(page), /Nothing on this node matches "no-such-thing-here"/)
+    await search(newAccount().pub, 'search')
+    assert.equal(await page.locator('[data-state="not-found"]').count(), 1, 'a key with no trace on the chain')
+    await shoot(page, 'search-not-found', 'phone')
+    await context.close()
+    assert.deepEqual(refused, [])
+  })
+
+  test('fully private mode: / is 401 without the token; /?token= loads, live, every call carrying the token', async () => {
+    assert.equal((await http(privateNode.url, 'GET', '/')).status, 401)
+    assert.equal((await http(privateNode.url, 'GET', '/explorer/main.js')).status, 401)
+    const context = await offlineContext(browser, refused, WIDTHS[1])
+    const page = await context.newPage()
+    const unauthorized: string[] = []
+    page.on('response', (res) => { if (res.status() === 401) unauthorized.push(res.url()) })
+    const closed = await page.goto(`${privateNode.url}/`)
+    assert.equal(closed?.status(), 401)
+    unauthorized.length = 0
+    await open(page, `${privateNode.url}/?token=${TOKEN}`, '/', 'home')
+    assert.ok(Number((await page.locator('[data-figure="Height"]').innerText()).replace(/,/g, '')) >= 0)
+    await page.locator('#live.on').waitFor({ timeout: 10_000 })
+    await open(page, `${privateNode.url}/?token=${TOKEN}`, '/network', 'network')
+    assert.equal(await page.locator(`#main a[href="#/address/${privateNode.validatorPub}"]`).count(), 1)
+    assert.deepEqual(unauthorized, [], 'no call went out without the token')
+    await context.close()
+    assert.deepEqual(refused, [])
+  })
+})

@@ -1,0 +1,51 @@
+/** The explorer's pure browser helpers: amounts, times, what a search entry may be, trending tags. */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { formatAmount, formatBytes, searchKinds, shortId, tagCounts, timeAgo, utf8OfHex } from '../../../src/explorer/browser/format.js'
+import { addressOf } from '../../../src/chain/index.js'
+
+test('amounts: µT shown as tokens with up to six decimals', () => {
+  assert.equal(formatAmount(2_500_000), '2.5 T')
+  assert.equal(formatAmount(1000), '0.001 T')
+  assert.equal(formatAmount(1), '0.000001 T')
+  assert.equal(formatAmount(0), '0 T')
+  assert.equal(formatAmount(1_000_000_000_000), '1,000,000 T')
+})
+
+test('sizes, ids and ages', () => {
+  assert.equal(formatBytes(512), '512 B')
+  assert.equal(formatBytes(1536), '1.5 KiB')
+  assert.equal(formatBytes(300 * 1024 * 1024), '300 MiB')
+  assert.equal(shortId('abcdef0123456789abcdef', 4), 'abcd…cdef')
+  assert.equal(shortId('short'), 'short')
+  const now = Date.parse('2025-01-01T12:00:00Z')
+  assert.equal(timeAgo('2025-01-01T11:59:50Z', now), '10 s ago')
+  assert.equal(timeAgo('2025-01-01T11:00:00Z', now), '1 h ago')
+  assert.equal(timeAgo('2025-01-01T12:00:05Z', now), '0 s ago', 'a clock a little ahead is "now"')
+})
+
+test('contract values: UTF-8 of hex, undefined for what is not', () => {
+  assert.equal(utf8OfHex(Buffer.from('alice_01', 'utf8').toString('hex')), 'alice_01')
+  assert.equal(utf8OfHex('zz'), undefined)
+  assert.equal(utf8OfHex('ff'), undefined)
+})
+
+test('search: the shape of the entry decides what to try, in order', () => {
+  const pub = 'ab'.repeat(32)
+  assert.deepEqual(searchKinds('42'), ['height', 'tx'])
+  assert.deepEqual(searchKinds(' #42 '), ['height', 'tx'])
+  assert.deepEqual(searchKinds(pub), ['account', 'tx'])
+  assert.deepEqual(searchKinds(pub.toUpperCase()), ['account', 'tx'])
+  assert.deepEqual(searchKinds(addressOf(pub)), ['account'])
+  assert.deepEqual(searchKinds('cd'.repeat(16)), ['post', 'tx'])
+  assert.deepEqual(searchKinds('tx-17000000000000001'), ['tx'])
+  assert.deepEqual(searchKinds('@alice'), ['username'])
+  assert.deepEqual(searchKinds('@al'), [], 'too short for a username')
+  assert.deepEqual(searchKinds('alice'), ['tx', 'username'])
+  assert.deepEqual(searchKinds('not a thing!'), ['tx'])
+  assert.deepEqual(searchKinds('   '), [])
+})
+
+test('trending hashtags: counted once per post, most used first', () => {
+  assert.deepEqual(tagCounts([{ hashtags: ['b', 'a', 'a'] }, { hashtags: ['a'] }, { hashtags: [] }]), [{ tag: 'a', posts: 2 }, { tag: 'b', posts: 1 }])
+})
