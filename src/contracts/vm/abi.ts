@@ -49,3 +49,9 @@ export const RESERVED_EXPORT_PREFIX = 'kith_'
 export const GAS_EXPORT = 'kith_gas'
 export const DEPTH_EXPORT = 'kith_depth'
 export const MEMORY_EXPORT = 'kith_memory'
+/**
+ * The WASI reactor convention: when a module exports `_initialize`, every call runs it first
+ * (metered like any code). AssemblyScript's start function (heap set-up) is exported under this
+ * name with `--exportStart _initialize`, since a wasm start section is refused. Not a method.
+ */
+export const INIT_EXPORT = '_initialize'

@@ -4,7 +4,7 @@
  * so both give byte-identical outcomes. Engine error messages never reach an outcome: they could
  * differ between V8 versions.
  */
-import { DEPTH_EXPORT, GAS_EXPORT, MEMORY_EXPORT, RESERVED_EXPORT_PREFIX } from './abi.js'
+import { DEPTH_EXPORT, GAS_EXPORT, INIT_EXPORT, MEMORY_EXPORT, RESERVED_EXPORT_PREFIX } from './abi.js'
 import { GAS, MAX_ABORT_CHARS, MAX_CALL_DEPTH, MAX_KEY_BYTES, MAX_LOG_BYTES, MAX_LOGS, MAX_RETURN_BYTES, MAX_TRANSFERS, MAX_VALUE_BYTES } from './limits.js'
 import { VmGuardError, type CallInput, type CallOutcome, type CallTransfer, type StorageView } from './types.js'
 
@@ -206,7 +206,7 @@ export function executeCall (compiled: WebAssembly.Module, input: CallInput, sto
   }
   const method = instance.exports[input.method]
   if (!Object.hasOwn(instance.exports, input.method) || typeof method !== 'function' || method.length !== 0 ||
-    input.method.startsWith(RESERVED_EXPORT_PREFIX)) {
+    input.method.startsWith(RESERVED_EXPORT_PREFIX) || input.method === INIT_EXPORT) {
     return fail(GAS.callBase, `method not found: ${input.method.slice(0, 64)}`)
   }
   gasGlobal().value = BigInt(limit - GAS.callBase)
@@ -214,8 +214,10 @@ export function executeCall (compiled: WebAssembly.Module, input: CallInput, sto
     const left = gasGlobal().value as bigint
     return left < 0n ? limit : limit - Number(left)
   }
+  const init = instance.exports[INIT_EXPORT]
   try {
-    (method as () => unknown)()
+    if (typeof init === 'function') (init as () => unknown)()
+    ;(method as () => unknown)()
   } catch (err) {
     if (err instanceof HostTrap) return fail(used(), err.message)
     if (err instanceof WebAssembly.RuntimeError) {

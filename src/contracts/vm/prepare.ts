@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import type Binaryen from 'binaryen'
 import { KithError } from '../../errors.js'
-import { DEPTH_EXPORT, GAS_EXPORT, MEMORY_EXPORT, RESERVED_EXPORT_PREFIX, allowedImport } from './abi.js'
+import { DEPTH_EXPORT, GAS_EXPORT, INIT_EXPORT, MEMORY_EXPORT, RESERVED_EXPORT_PREFIX, allowedImport } from './abi.js'
 import { GAS, MAX_CALL_DEPTH, MAX_FUNCTIONS, MAX_LOCALS, MAX_MEMORY_PAGES, MAX_MODULE_BYTES } from './limits.js'
 import { scanSections } from './sections.js'
 import type { PreparedModule } from './types.js'
@@ -104,7 +104,10 @@ function validateModule (binaryen: BinaryenApi, module: Binaryen.Module): string
     if (e.name.startsWith(RESERVED_EXPORT_PREFIX)) refuse(`export names starting with ${RESERVED_EXPORT_PREFIX} are reserved`)
     if (e.kind !== binaryen.ExternalFunction) continue
     const f = binaryen.getFunctionInfo(module.getFunction(e.value))
-    if (binaryen.expandType(f.params).length === 0) methods.push(e.name)
+    const noParams = binaryen.expandType(f.params).length === 0
+    if (e.name === INIT_EXPORT) {
+      if (!noParams || f.results !== binaryen.none) refuse(`${INIT_EXPORT} must take no parameters and return nothing`)
+    } else if (noParams) methods.push(e.name)
   }
   if (methods.length === 0) refuse('no callable export (an exported function without parameters)')
   return methods.sort()
