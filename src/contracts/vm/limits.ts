@@ -1,0 +1,59 @@
+/**
+ * Caps and the gas table of the contract VM (docs/contracts.md). Every number here is part of
+ * consensus: changing one changes results, so it needs a coordinated upgrade.
+ */
+
+/** Most gas a call may be given. */
+export const MAX_GAS_LIMIT = 10_000_000
+/** Largest module `prepare` accepts (before instrumentation). */
+export const MAX_MODULE_BYTES = 128 * 1024
+/** A module's memory must declare a maximum of at most this many 64 KiB pages (1 MiB). */
+export const MAX_MEMORY_PAGES = 16
+/** Most functions a module may define (imports not counted). */
+export const MAX_FUNCTIONS = 1024
+/** Most locals (params + vars) of one function: bounds a frame, so the depth cap bounds the stack. */
+export const MAX_LOCALS = 256
+/** Deepest expression nesting prepare walks; deeper modules are refused, never a host stack overflow. */
+export const MAX_EXPRESSION_DEPTH = 512
+/** Deepest chain of wasm calls in one contract call. */
+export const MAX_CALL_DEPTH = 256
+/** Storage keys are UTF-8 text of 1..MAX_KEY_BYTES bytes; values at most MAX_VALUE_BYTES. */
+export const MAX_KEY_BYTES = 256
+export const MAX_VALUE_BYTES = 4 * 1024
+/** Logs one call may emit, and the size of each. */
+export const MAX_LOGS = 32
+export const MAX_LOG_BYTES = 1024
+/** Transfers one call may make. */
+export const MAX_TRANSFERS = 16
+/** Largest return data (set_return). */
+export const MAX_RETURN_BYTES = 4 * 1024
+/** Longest abort message kept in an `abort: ...` error, in characters. */
+export const MAX_ABORT_CHARS = 128
+/** Default wall-clock guard of the worker VM, per call (a safety net, never a consensus input). */
+export const DEFAULT_WALL_CLOCK_MS = 2000
+
+/**
+ * Gas table. Wasm code pays one gas per binaryen IR node executed (charged in advance per
+ * function entry and loop iteration, by the static count of the region); host functions pay a
+ * fixed cost plus a cost per byte they move.
+ */
+export const GAS = {
+  /** Every call, before any code runs: instantiation of a fresh instance. */
+  callBase: 10_000,
+  /** Entry of any wasm function, on top of the body's node count: the depth check. */
+  functionEntry: 4,
+  /** memory.copy / memory.fill: one gas per this many bytes (rounded up). */
+  memoryBytesPerGas: 8,
+  /** memory.grow: per page requested (a page is 65,536 zeroed bytes). */
+  memoryGrowPage: 8192,
+  /** Host functions: fixed cost of each import call, and per byte moved across the boundary. */
+  hostCall: 100,
+  hostByte: 1,
+  storageGet: 500,
+  storageSet: 2000,
+  storageSetByte: 10,
+  storageDelete: 1000,
+  emitLog: 500,
+  emitLogByte: 5,
+  transfer: 2000
+} as const
