@@ -8,8 +8,11 @@
 import { z } from 'zod'
 import {
   BASE_POST_FEE, MAX_BLOCK_BYTES, MAX_DEVICE_NAME_CHARS, MAX_DEVICES, MAX_INTRO_CHARS, MAX_MEMO_CHARS, MAX_NICKNAME_CHARS, MAX_POST_SIZE,
-  MAX_TX_AGE_IN_BLOCK_MS, MIN_CONTACT_FEE_UT, MIN_FEE, POST_BYTE_FEE, POST_METADATA_BYTES, TIMESTAMP_TOLERANCE_MS, maxBlockTxs, type ChainParams
+  MAX_TX_AGE_IN_BLOCK_MS, MIN_CONTACT_FEE_UT, MIN_FEE, POST_BYTE_FEE, POST_METADATA_BYTES, TIMESTAMP_TOLERANCE_MS, maxBlockTxs, type ChainParams,
+  Contracts, DEFAULT_GAS_LIMIT, DEPLOY_BYTE_FEE, MAX_ARGS_JSON_BYTES, MAX_CONTRACT_CODE_BYTES, MAX_GAS_LIMIT, type StateReader
 } from '../chain/index.js'
+import { USERNAME_FEE_UT, USERNAME_MAX_CHARS, USERNAME_MIN_CHARS, VM_LIMITS } from '../contracts/index.js'
+import { CONTRACT_PAGE_DEFAULT, CONTRACT_PAGE_MAX } from './routes/contracts.js'
 import {
   DEFAULT_FEED_LIMIT, DEFAULT_TRENDING_HOURS, FOR_YOU_HOURS, MAX_FEED_LIMIT, MAX_HASHTAG_CHARS, MAX_HASHTAGS, MAX_WINDOW_HOURS, PUBLISH_TS_TOLERANCE_S,
   type FeedService
@@ -51,6 +54,19 @@ export const LimitsSchema = z.object({
   }),
   identity: z.object({ max_nickname_chars: int, max_device_name_chars: int, max_devices: int }),
   contacts: z.object({ min_contact_fee_ut: int, max_intro_chars: int }),
+  contracts: z.object({
+    gas_price: int.meta({ description: 'the live gas price from chain state: µT per 1,000 gas, billed beside the fee' }),
+    min_call_fee_ut: int,
+    default_gas_limit: int.meta({ description: 'what clients put in gas_limit when told nothing' }),
+    max_gas_limit: int,
+    max_args_json_bytes: int,
+    max_code_bytes: int,
+    deploy_fee_formula: z.string(),
+    deploy_byte_fee_ut: int,
+    vm: z.record(z.string(), int).meta({ description: 'caps of one call inside the VM (docs/contracts.md)' }),
+    page: page.meta({ description: 'the `limit` of contract and log listings' }),
+    username: z.object({ fee_ut: int.meta({ description: 'exactly this is attached to the registry\'s register' }), min_chars: int, max_chars: int, characters: z.string() })
+  }),
   relay: z.object({
     mailbox_ttl_s: z.number().meta({ description: 'how long envelopes are kept (SVC_MAILBOX_TTL_DAYS)' }),
     max_envelopes_per_mailbox: int,
@@ -89,6 +105,8 @@ export type Limits = z.output<typeof LimitsSchema>
 export interface LimitSources {
   env: EnvSettings
   chainParams: ChainParams
+  /** committed chain state, for the values that live there (the gas price) */
+  state: StateReader
   mempool: Readonly<MempoolOptions>
   relay?: { service: RelayService, rateLimitPerSender: number }
   feed?: FeedService
@@ -120,6 +138,19 @@ export function nodeLimits (src: LimitSources): Limits {
     mempool: { max_txs: src.mempool.maxTxs, max_bytes: src.mempool.maxBytes, max_per_sender: src.mempool.maxPerSender },
     identity: { max_nickname_chars: MAX_NICKNAME_CHARS, max_device_name_chars: MAX_DEVICE_NAME_CHARS, max_devices: MAX_DEVICES },
     contacts: { min_contact_fee_ut: MIN_CONTACT_FEE_UT, max_intro_chars: MAX_INTRO_CHARS },
+    contracts: {
+      gas_price: Contracts.gasPrice(src.state),
+      min_call_fee_ut: MIN_FEE,
+      default_gas_limit: DEFAULT_GAS_LIMIT,
+      max_gas_limit: MAX_GAS_LIMIT,
+      max_args_json_bytes: MAX_ARGS_JSON_BYTES,
+      max_code_bytes: MAX_CONTRACT_CODE_BYTES,
+      deploy_fee_formula: 'min_fee_ut + code bytes × deploy_byte_fee_ut',
+      deploy_byte_fee_ut: DEPLOY_BYTE_FEE,
+      vm: { ...VM_LIMITS },
+      page: { default: CONTRACT_PAGE_DEFAULT, max: CONTRACT_PAGE_MAX },
+      username: { fee_ut: USERNAME_FEE_UT, min_chars: USERNAME_MIN_CHARS, max_chars: USERNAME_MAX_CHARS, characters: 'a-z 0-9 _ (ASCII uppercase is folded to lowercase)' }
+    },
     ...(relay !== undefined
       ? {
           relay: {

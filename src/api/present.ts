@@ -6,7 +6,7 @@ export function isoTime (ms: number): string {
   return new Date(ms).toISOString().replace('.000Z', 'Z')
 }
 
-export function presentTx ({ tx, block }: TxLookup): Record<string, unknown> {
+export function presentTx ({ tx, block, call }: TxLookup): Record<string, unknown> {
   const detail: Record<string, unknown> = {
     id: tx.id,
     type: tx.type,
@@ -21,6 +21,12 @@ export function presentTx ({ tx, block }: TxLookup): Record<string, unknown> {
     fee: formatAmount(tx.fee),
     time: tx.timestamp,
     ...(block !== undefined ? { block_index: block.height, block_hash: block.hash, block_time: isoTime(block.time) } : {}),
+    ...(call !== undefined
+      ? {
+          gas_used: call.gas_used,
+          call_result: { ok: call.ok, gas_used: call.gas_used, gas_cost_ut: call.gas_cost_ut, ...(call.error !== undefined ? { error: call.error } : {}), ...(call.return_b64 !== undefined ? { return_b64: call.return_b64 } : {}) }
+        }
+      : {}),
     ...presentPayload(tx),
     signature_hex: Buffer.from(tx.signature, 'base64').toString('hex')
   }

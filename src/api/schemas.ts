@@ -30,7 +30,14 @@ export const TxDetailSchema = z.object({
   block_index: z.number().int().optional(),
   block_hash: z.string().optional(),
   block_time: z.string().optional(),
-  gas_used: z.number().int().optional(),
+  gas_used: z.number().int().optional().meta({ description: 'gas a confirmed CALL_CONTRACT used' }),
+  call_result: z.object({
+    ok: z.boolean().meta({ description: 'false when the call failed: only the fee and the gas were charged' }),
+    gas_used: z.number().int(),
+    gas_cost_ut: z.number().int().meta({ description: 'µT billed for the gas at the live gas price, beside the fee' }),
+    error: z.string().optional().meta({ description: 'why the call failed: out of gas, trap, ... (docs/contracts.md)' }),
+    return_b64: z.string().optional().meta({ description: 'data the contract returned' })
+  }).optional().meta({ description: 'what a confirmed CALL_CONTRACT did' }),
   payload: z.unknown().optional().meta({ description: 'decoded JSON payload, for recognised types' }),
   payload_hex: z.string().optional().meta({ description: 'raw payload bytes, when the type is not recognised' }),
   signature_hex: z.string().optional()
@@ -94,6 +101,13 @@ export const PeersSchema = z.object({
   peers: z.array(PeerSchema)
 }).meta({ id: 'Peers' })
 
+export const WellKnownEntrySchema = z.object({
+  contract_id: z.string(),
+  name: z.string().meta({ description: 'ABI name' }),
+  version: z.string().optional(),
+  deployed_at: z.number().int().meta({ description: 'unix s of the deploying block (genesis time for contracts deployed at genesis)' })
+}).meta({ id: 'WellKnownContract' })
+
 export const NetworkInfoSchema = z.object({
   chain_id: z.string(),
   genesis_hash: z.string(),
@@ -101,7 +115,8 @@ export const NetworkInfoSchema = z.object({
   node_id: z.string(),
   peers: z.array(PeerSchema),
   validators: z.array(ValidatorSchema),
-  contracts: z.record(z.string(), z.unknown()).meta({ description: 'well-known contracts by ABI name' })
+  contracts: z.record(z.string(), WellKnownEntrySchema).meta({ description: 'well-known contracts by ABI name (as GET /api/well-known-contracts)' }),
+  gas_price: z.number().int().meta({ description: 'the live gas price: µT per 1,000 gas (docs/contracts.md)' })
 }).meta({ id: 'NetworkInfo' })
 
 export const NodeVersionSchema = z.object({

@@ -20,6 +20,7 @@ import { openApiDocument } from './openapi.js'
 import { requestId } from './request-id.js'
 import { koaPath, route, type AnyRoute } from './route.js'
 import { chainRoutes } from './routes/chain.js'
+import { contractRoutes } from './routes/contracts.js'
 import { identityRoutes } from './routes/identity.js'
 import { onboardingRoutes, type OnboardingOptions } from './routes/onboarding.js'
 import { operatorRoutes } from './routes/operator.js'
@@ -64,6 +65,7 @@ export function createApi (opts: ApiOptions): ApiServer {
   const routes: AnyRoute[] = [
     ...chainRoutes(opts.node, opts.nodeId),
     ...identityRoutes(opts.node.store),
+    ...contractRoutes(opts.node.store),
     ...onboardingRoutes(opts.node, opts.onboarding ?? { faucet: undefined, amountUt: 0, perIpIntervalMs: 0, perKeyIntervalMs: 0, now: Date.now }),
     ...(opts.relay !== undefined ? relayRoutes(opts.relay.service, { rateLimitPerSender: opts.relay.rateLimitPerSender }) : []),
     ...(opts.feed !== undefined ? feedRoutes(opts.feed) : []),

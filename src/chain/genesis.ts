@@ -4,20 +4,24 @@ import { canonicalJson } from './canonical-json.js'
 import { PubkeySchema } from './tx.js'
 import { MemoryState, StateKeys, nextStateRoot, type StateValue } from './state.js'
 import type { ValidatorSetState } from './validators.js'
+import { ContractKeys, contractIdFor, installContract, type PreparedContract } from './contracts.js'
+import { DEFAULT_GAS_PRICE } from './limits.js'
 import { sha256Hex } from '../crypto/index.js'
 
 export const ChainParamsSchema = z.object({
   /** µT minted to the proposer of each block that carries transactions */
   block_reward_ut: z.number().int().min(0).default(0),
   /** most transactions one block may carry */
-  max_block_txs: z.number().int().min(1).default(20_000)
+  max_block_txs: z.number().int().min(1).default(20_000),
+  /** the gas price the chain starts with, µT per 1,000 gas (docs/contracts.md) */
+  gas_price: z.number().int().min(0).default(DEFAULT_GAS_PRICE)
 })
 export type ChainParams = z.output<typeof ChainParamsSchema>
 
 export const GenesisSchema = z.object({
   chain_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'may contain only letters, digits and . _ -'),
   genesis_time: z.string(),
-  params: ChainParamsSchema.default({ block_reward_ut: 0, max_block_txs: 20_000 }),
+  params: ChainParamsSchema.default({ block_reward_ut: 0, max_block_txs: 20_000, gas_price: DEFAULT_GAS_PRICE }),
   validators: z.array(z.object({
     pub_key: PubkeySchema,
     power: z.number().int().min(1),
@@ -42,7 +46,10 @@ export interface GenesisState {
   stateRoot: string
 }
 
-export function genesisState (genesis: Genesis): GenesisState {
+/** A contract every chain starts with (the username registry), already prepared by the executor. */
+export interface GenesisContract { name: string, version: string, prepared: PreparedContract }
+
+export function genesisState (genesis: Genesis, contracts: GenesisContract[] = []): GenesisState {
   const state = new MemoryState()
   let supply = 0
   for (const { pub_key: pubkey, amount_ut: amount } of genesis.alloc) {
@@ -59,6 +66,11 @@ export function genesisState (genesis: Genesis): GenesisState {
   const valset: ValidatorSetState = { base, active: base.filter((v) => v.power > 0), pending: null }
   state.data.set(StateKeys.valset, valset as unknown as StateValue)
   state.data.set(StateKeys.totalTxs, 0)
+  state.data.set(ContractKeys.gasPrice, genesis.params.gas_price)
+  const writer = { get: (key: string) => state.data.get(key), set: (key: string, value: StateValue) => { state.data.set(key, value) } }
+  for (const c of contracts) {
+    installContract(writer, { id: contractIdFor(`genesis:${c.name}`), name: c.name, version: c.version, deployer: '', height: 0, time: Date.parse(genesis.genesis_time) || 0, txId: '', prepared: c.prepared })
+  }
   const stateRoot = nextStateRoot(genesisHash(genesis), new Map(state.data))
   return { state, stateRoot }
 }

@@ -1,9 +1,10 @@
 /** Balance moves on a state overlay. */
 import { KithError } from '../errors.js'
-import { StateKeys, type StateOverlay } from './state.js'
+import { StateKeys, type StateOverlay, type StateReader } from './state.js'
 
-export function balanceOf (state: StateOverlay, pubkey: string): number {
-  return state.getNumber(StateKeys.balance(pubkey))
+export function balanceOf (state: StateReader, pubkey: string): number {
+  const balance = state.get(StateKeys.balance(pubkey))
+  return typeof balance === 'number' ? balance : 0
 }
 
 export function debit (state: StateOverlay, pubkey: string, amount: number, what: string): void {

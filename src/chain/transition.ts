@@ -6,6 +6,7 @@
 import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 import { blockHash, commitHash, txRootAndBytes, type Block } from './block.js'
+import type { ContractExecutor } from './contracts.js'
 import type { ChainParams } from './genesis.js'
 import { credit, debit } from './ledger.js'
 import { MAX_BLOCK_BYTES, MAX_BLOCK_TXS, MAX_TX_AGE_IN_BLOCK_MS, TIMESTAMP_TOLERANCE_MS } from './limits.js'
@@ -109,6 +110,8 @@ export interface ExecuteOptions {
   prevHash: string
   prevStateRoot: string
   checkSignature?: SignatureCheck
+  /** runs contract code (DEPLOY_CONTRACT, CALL_CONTRACT) */
+  contracts?: ContractExecutor
 }
 
 /** Validates a whole block against the state after its parent and returns its writes. */
@@ -121,7 +124,7 @@ export function executeBlock (state: StateReader, block: Block, opts: ExecuteOpt
   if (header.tx_root !== root) throw new KithError('TX_INVALID', 'block tx_root does not match its transactions')
   if (header.last_commit_hash !== commitHash(block.last_commit)) throw new KithError('TX_INVALID', 'block last_commit_hash does not match')
   const overlay = new StateOverlay(state)
-  const ctx: BlockContext = { height: header.height, time: header.time, proposer: header.proposer, params: opts.params }
+  const ctx: BlockContext = { height: header.height, time: header.time, proposer: header.proposer, params: opts.params, ...(opts.contracts !== undefined ? { contracts: opts.contracts } : {}) }
   block.txs.forEach((tx, index) => {
     if (tx.type === 'BLOCK_REWARD' && index !== 0) throw new KithError('TX_INVALID', 'BLOCK_REWARD must be the first transaction of a block')
     if (tx.type === 'BLOCK_REWARD' && block.txs.length === 1) throw new KithError('TX_INVALID', 'BLOCK_REWARD is only minted in a block that carries other transactions')

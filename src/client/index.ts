@@ -123,6 +123,23 @@ export class KithClient {
     return await this.request('GET', `/feed/trending?${query.toString()}`)
   }
 
+  async wellKnownContracts (): Promise<{ count: number, contracts: Record<string, { contract_id: string, name: string, version?: string, deployed_at: number }> }> {
+    return await this.request('GET', '/api/well-known-contracts')
+  }
+
+  /** One value of a contract's state; value_hex and value_b64 are null when the key is missing. */
+  async contractState (contractId: string, key: string): Promise<{ contract_id: string, key: string, value_b64: string | null, value_hex: string | null, value_u64?: number }> {
+    return await this.request('GET', `/api/contracts/${encodeURIComponent(contractId)}/state/${encodeURIComponent(key)}`)
+  }
+
+  /** The text stored under `key` by the username registry (`name:<username>`, `addr:<pubkey>`), or undefined. */
+  async usernameRecord (key: string): Promise<string | undefined> {
+    const registry = (await this.wellKnownContracts()).contracts.username_registry
+    if (registry === undefined) return undefined
+    const value = await this.contractState(registry.contract_id, key)
+    return value.value_b64 === null ? undefined : Buffer.from(value.value_b64, 'base64').toString('utf8')
+  }
+
   /** Polls until the transaction is in a block; resolves with its detail. */
   async waitForConfirmation (id: string, opts: { timeoutMs?: number, intervalMs?: number } = {}): Promise<Record<string, unknown>> {
     const deadline = Date.now() + (opts.timeoutMs ?? 30_000)

@@ -8,7 +8,7 @@ import type { Logger } from 'pino'
 import {
   StateKeys, TransactionSchema, badSignature, sameTx, blockHash as hashBlock, signingBytes, checkStateless, checkSubmission, commitHash, encodePayload,
   MAX_BLOCK_TXS, executeBlock, formatTimestamp, genesisHash, genesisState, maxBlockTxs, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
-  validatorSetAt, type Block, type BlockContext, type CheckedTx, type Commit, type Genesis, type Transaction,
+  validatorSetAt, Contracts, type Block, type BlockContext, type CallRecord, type CheckedTx, type Commit, type Genesis, type Transaction,
   type ValidatorSetState, type WriteSet
 } from '../chain/index.js'
 import {
@@ -17,6 +17,7 @@ import {
 import { fromBase64, sign, toBase64, toHex, type KeyPair, type VerifyPool } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import { Mempool, type MempoolOptions } from '../mempool/index.js'
+import { genesisContracts, startContractEngine, type ContractEngine } from '../contracts/index.js'
 import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock, type StoredTx } from '../storage/index.js'
 import { parseOrThrow } from '../validation.js'
 import { ConsensusDriver } from './consensus-driver.js'
@@ -44,6 +45,8 @@ export interface NodeOptions {
   verifyPool?: VerifyPool
   /** sheds admissions while the event loop lags (lag-gate.ts); admits always when absent */
   lagGate?: LagGate
+  /** runs contracts; open() starts the worker-thread VM (src/contracts) when absent */
+  contracts?: ContractEngine
 }
 
 export interface NodeEvents {
@@ -67,6 +70,8 @@ export interface TxLookup {
   tx: Transaction
   /** absent while the transaction waits in the mempool */
   block?: { height: number, hash: string, time: number, index: number }
+  /** what a confirmed CALL_CONTRACT did */
+  call?: CallRecord
 }
 
 /** A block this node built or checked, with the state writes that committing it applies. */
@@ -109,9 +114,11 @@ export class KithNode {
   private readonly submissionChecks: SubmissionCheck[] = []
   /** longest a proposer spends building a block: a quarter of round 0's propose timeout (docs/protocol.md § 12) */
   private readonly buildBudgetMs: number
+  private readonly contracts: ContractEngine
 
-  private constructor (private readonly opts: NodeOptions, store: ChainStore) {
+  private constructor (private readonly opts: NodeOptions, store: ChainStore, contracts: ContractEngine, private readonly ownsContracts: boolean) {
     this.genesis = opts.genesis
+    this.contracts = contracts
     this.genesisHash = genesisHash(opts.genesis)
     this.validatorPub = toHex(opts.validatorKey.publicKey)
     this.store = store
@@ -142,8 +149,9 @@ export class KithNode {
 
   /** Opens (or creates) the store, restores the persisted mempool. Call start() to take part in consensus. */
   static async open (opts: NodeOptions): Promise<KithNode> {
+    const contracts = opts.contracts ?? await startContractEngine()
     const store = ChainStore.open(opts.dataDir)
-    const { state, stateRoot } = genesisState(opts.genesis)
+    const { state, stateRoot } = genesisState(opts.genesis, genesisContracts(contracts))
     await store.init({
       chainId: opts.genesis.chain_id,
       genesisHash: genesisHash(opts.genesis),
@@ -151,7 +159,7 @@ export class KithNode {
       state: state.data,
       stateRoot
     })
-    const node = new KithNode(opts, store)
+    const node = new KithNode(opts, store, contracts, opts.contracts === undefined)
     await node.restoreMempool()
     return node
   }
@@ -172,6 +180,7 @@ export class KithNode {
     await this.driver.stop()
     await this.commitChain
     await this.store.close()
+    if (this.ownsContracts) await this.contracts.close()
   }
 
   // ---- write path ----
@@ -275,7 +284,8 @@ export class KithNode {
     const stored: StoredTx | undefined = this.store.getTx(id)
     if (stored !== undefined) {
       const summary = this.store.getBlockSummary(stored.height) as BlockSummary
-      return { tx: stored.tx, block: { height: stored.height, hash: summary.hash, time: summary.time, index: stored.index } }
+      const call = stored.tx.type === 'CALL_CONTRACT' ? Contracts.call(this.store, id) : undefined
+      return { tx: stored.tx, block: { height: stored.height, hash: summary.hash, time: summary.time, index: stored.index }, ...(call !== undefined ? { call } : {}) }
     }
     const pending = this.mempool.get(id)
     return pending === undefined ? undefined : { tx: pending }
@@ -299,7 +309,7 @@ export class KithNode {
   // ---- blocks: building, checking, committing ----
 
   admissionContext (): BlockContext {
-    return { height: this.head().height + 1, time: this.clock.now(), proposer: '', params: this.genesis.params }
+    return { height: this.head().height + 1, time: this.clock.now(), proposer: '', params: this.genesis.params, contracts: this.contracts }
   }
 
   private restoredRecord (): ConsensusRecord | undefined {
@@ -326,7 +336,7 @@ export class KithNode {
   private buildBlock (height: number, round: number): { block: Block, blockHash: string } {
     const head = this.head()
     const time = Math.max(this.clock.now(), head.time + 1)
-    const ctx: BlockContext = { height, time, proposer: this.validatorPub, params: this.genesis.params }
+    const ctx: BlockContext = { height, time, proposer: this.validatorPub, params: this.genesis.params, contracts: this.contracts }
     const candidates = this.mempool.take(maxBlockTxs(this.genesis.params) - 1)
     const withReward = candidates.length > 0 && this.genesis.params.block_reward_ut > 0
     // Every peer re-executes what the proposer executes here, so a block that takes longer than
@@ -403,6 +413,7 @@ export class KithNode {
       chainId: this.genesis.chain_id,
       prevHash: head.hash,
       prevStateRoot: head.state_root,
+      contracts: this.contracts,
       checkSignature: (tx) => this.mempool.get(tx.id)?.signature === tx.signature || this.preverified.has(`${tx.id}|${tx.signature}`) || verifyTxSignature(tx)
     })
     const executed = { writes: execution.writes, stateRoot: execution.stateRoot, settled: block.txs.map((tx) => tx.id) }

@@ -11,7 +11,8 @@ import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { newAccount, transfer, type Account } from '../../src/client/index.js'
+import { callContract, newAccount, transfer, type Account } from '../../src/client/index.js'
+import { USERNAME_FEE_UT, USERNAME_REGISTRY_ID } from '../../src/contracts/wellknown.js'
 import { KITH_BIN, pickBasePort, REPO_ROOT, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 
 const run = promisify(execFile)
@@ -67,6 +68,22 @@ describe('a 4-validator testnet on loopback', { timeout: 180_000 }, () => {
     }, 15_000, { message: 'node 0 does not list 3 peers with the version each announced' })
     const validators = await nodes[1].client.request<{ count: number }>('GET', '/api/validators')
     assert.equal(validators.count, 4)
+  })
+
+  test('contract calls: the same gas and result on all four, and the same state root', async () => {
+    const registered = callContract(rich, USERNAME_REGISTRY_ID, 'register', ['rich_one'], { amount: USERNAME_FEE_UT })
+    const refused = callContract(rich, USERNAME_REGISTRY_ID, 'register', ['x'], { amount: USERNAME_FEE_UT })
+    await nodes[1].client.submit(registered)
+    await nodes[3].client.submit(refused)
+    for (const tx of [registered, refused]) {
+      const details = await confirmedEverywhere(nodes, tx.id)
+      assert.equal(new Set(details.map((d) => JSON.stringify(d.call_result))).size, 1, `one outcome of ${tx.id} everywhere: ${JSON.stringify(details.map((d) => d.call_result))}`)
+      assert.ok((details[0].gas_used as number) > 0)
+      const blocks = await Promise.all(nodes.map(async (n) => await n.client.request<{ state_root: string }>('GET', `/api/blocks/${String(details[0].block_index)}`)))
+      assert.equal(new Set(blocks.map((b) => b.state_root)).size, 1, 'one state root everywhere')
+    }
+    const owners = await Promise.all(nodes.map(async (n) => await n.client.usernameRecord('name:rich_one')))
+    assert.deepEqual(owners, [rich.pub, rich.pub, rich.pub, rich.pub])
   })
 
   test('kill -9 of one validator: blocks keep coming; restarted, it catches up and serves the same data', async () => {

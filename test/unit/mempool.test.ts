@@ -14,7 +14,7 @@ import { DEFAULT_MEMPOOL_OPTIONS, Mempool } from '../../src/mempool/index.js'
 import { aliceKey, bobKey, carolKey, ALICE, BOB, CAROL, VALIDATOR } from '../helpers/fixtures.js'
 
 
-const PARAMS: ChainParams = { block_reward_ut: 0, max_block_txs: 100 }
+const PARAMS: ChainParams = { block_reward_ut: 0, max_block_txs: 100, gas_price: 1 }
 const T = Date.parse('2026-01-02T03:04:05Z')
 const HOUR = 60 * 60 * 1000
 /** What the node passes at admission: next height, node clock, no proposer. */

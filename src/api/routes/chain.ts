@@ -1,5 +1,6 @@
 /** Transactions, addresses and chain discovery under /api. */
-import { addressOf, formatAmount, resolveAccount } from '../../chain/index.js'
+import { addressOf, Contracts, formatAmount, resolveAccount } from '../../chain/index.js'
+import { wellKnownContracts } from './contracts.js'
 import { KithError } from '../../errors.js'
 import type { KithNode } from '../../node/index.js'
 import { BUILD, NODE_VERSION, PROTOCOL_VERSION } from '../../version.js'
@@ -138,7 +139,8 @@ export function chainRoutes (node: KithNode, nodeId: string): AnyRoute[] {
         node_id: nodeId,
         peers: peers(),
         validators: validators(),
-        contracts: {}
+        contracts: wellKnownContracts(node.store),
+        gas_price: Contracts.gasPrice(node.store)
       })
     }),
     route({

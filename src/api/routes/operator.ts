@@ -25,7 +25,7 @@ export function operatorRoutes (opts: OperatorRouteOptions): AnyRoute[] {
       tag: 'discovery',
       summary: 'Every limit this node enforces: body and page caps, rate limits, fees, post size, mailbox, block and mempool bounds',
       responses: { 200: { description: 'limits; sizes in bytes, times in seconds, amounts in µT', schema: LimitsSchema } },
-      handler: () => nodeLimits({ env: opts.env, chainParams: opts.node.genesis.params, mempool: opts.node.mempool.bounds, relay: opts.relay, feed: opts.feed })
+      handler: () => nodeLimits({ env: opts.env, chainParams: opts.node.genesis.params, state: opts.node.store, mempool: opts.node.mempool.bounds, relay: opts.relay, feed: opts.feed })
     }),
     route({
       method: 'get',

@@ -1,6 +1,7 @@
 /** The table of transaction types this node accepts, keyed by type. */
 import type { TxType } from '../tx.js'
 import type { TxRule } from './types.js'
+import { callContractRule, deployContractRule } from './contracts.js'
 import { acceptContactRule, contactBlockRule, contactRequestRule } from './contacts.js'
 import { createPostRule, deletePostRule, followRule, likePostRule, unfollowRule, unlikePostRule } from './feed.js'
 import { linkDeviceRule, registerKeyRule, unlinkDeviceRule } from './identity.js'
@@ -28,10 +29,13 @@ export const TX_RULES: Partial<Record<TxType, TxRule<unknown>>> = {
   LIKE_POST: likePostRule,
   UNLIKE_POST: unlikePostRule,
   FOLLOW: followRule,
-  UNFOLLOW: unfollowRule
+  UNFOLLOW: unfollowRule,
+  DEPLOY_CONTRACT: deployContractRule,
+  CALL_CONTRACT: callContractRule
 }
 
 export { relayFeeText } from './relay.js'
+export { deployFee } from './contracts.js'
 export type { CreatePostPayload } from './feed.js'
 
 export type { BlockContext, TxContext, TxRule } from './types.js'

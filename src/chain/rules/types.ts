@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import type { ContractExecutor } from '../contracts.js'
 import type { ChainParams } from '../genesis.js'
 import type { StateOverlay } from '../state.js'
 import type { Transaction } from '../tx.js'
@@ -10,6 +11,8 @@ export interface BlockContext {
   /** pubkey of the block's proposer; '' when checking admission to the mempool */
   proposer: string
   params: ChainParams
+  /** runs contract code; needed to apply DEPLOY_CONTRACT and CALL_CONTRACT */
+  contracts?: ContractExecutor
 }
 
 export interface TxContext<P> {

@@ -8,6 +8,7 @@ import type { Command } from 'commander'
 import { ApiError, KithClient, addressOf } from '../../client/index.js'
 import type { Transaction } from '../../chain/index.js'
 import { resolveAccount } from '../../chain/index.js'
+import { foldUsername, USERNAME_RE } from '../../contracts/wellknown.js'
 import { CliError } from './errors.js'
 import { Keystore, defaultKeystoreDir, type KeyInfo, type UnlockedKey } from './keystore.js'
 
@@ -118,15 +119,20 @@ export class Context {
   }
 
   /**
-   * An account from a pubkey, an address, or a name: a key of the local keystore. The node has
-   * no username registry until the contracts land (issue 19), so names are resolved locally.
+   * An account from a pubkey, an address, a username of the node's username registry, or the
+   * name of a key in the local keystore (tried in that order).
    */
   async resolve (target: string): Promise<{ pub: string, label: string }> {
     const pub = resolveAccount(target)
     if (pub !== undefined) return { pub, label: target }
+    const username = foldUsername(target.replace(/^@/, ''))
+    if (USERNAME_RE.test(username)) {
+      const owner = await this.api(async (c) => await c.usernameRecord(`name:${username}`))
+      if (owner !== undefined) return { pub: owner, label: `@${username} (${addressOf(owner)})` }
+    }
     const local = (await this.keystore.list()).find((k) => k.name === target)
     if (local !== undefined) return { pub: local.pub_key, label: `${target} (${local.address})` }
-    throw new CliError('BAD_RECIPIENT', `"${target}" is not a 64-hex pubkey, a kith address (${addressOf('00'.repeat(32)).slice(0, 5)}…), or a key name in ${this.keystore.dir}`)
+    throw new CliError('BAD_RECIPIENT', `"${target}" is not a 64-hex pubkey, a kith address (${addressOf('00'.repeat(32)).slice(0, 5)}…), a registered username, or a key name in ${this.keystore.dir}`)
   }
 
   progress (text: string): void {

@@ -3,6 +3,7 @@ export type CliErrorCode =
   | 'NO_KEYS' | 'KEY_NOT_FOUND' | 'KEY_EXISTS' | 'KEY_AMBIGUOUS' | 'BAD_NAME' | 'KEYSTORE_CORRUPT'
   | 'BAD_PASSPHRASE' | 'WRONG_PASSPHRASE' | 'NO_PASSPHRASE'
   | 'BAD_AMOUNT' | 'BAD_RECIPIENT' | 'BAD_TEXT' | 'BAD_ATTACHMENT' | 'BAD_POST_ID' | 'UNKNOWN_POST' | 'BAD_NUMBER' | 'NO_MAILBOX' | 'NODE_UNREACHABLE' | 'NODE_REFUSED' | 'TIMEOUT'
+  | 'NO_REGISTRY' | 'NAME_TAKEN' | 'REGISTRY_REFUSED'
 
 export class CliError extends Error {
   constructor (readonly code: CliErrorCode, message: string) {

@@ -4,8 +4,8 @@
  * local encrypted keystore (keystore.ts). Reference: docs/cli.md.
  */
 import type { Command } from 'commander'
-import { buildTx, transfer } from '../../client/index.js'
-import { MAX_NICKNAME_CHARS } from '../../chain/index.js'
+import { addressOf, buildTx, callContract, transfer } from '../../client/index.js'
+import { foldUsername, USERNAME_FEE_UT, USERNAME_MAX_CHARS, USERNAME_MIN_CHARS, USERNAME_RE } from '../../contracts/wellknown.js'
 import { toHex } from '../../crypto/index.js'
 import { parseAmount, showAmount } from './amount.js'
 import { run, withGlobals } from './context.js'
@@ -66,17 +66,28 @@ export function registerWalletCommands (program: Command): void {
         [`sent ${showAmount(amount)} to ${recipient.label}: ${tx.id} in block ${String(detail.block_index)}`])
     }))
 
-  const username = program.command('username').description('the name others see: a REGISTER_KEY with the key\'s mailbox key and nickname')
-  withGlobals(username.command('register').argument('<name>', `nickname, 1 to ${MAX_NICKNAME_CHARS} characters`).description('publish the key\'s X25519 mailbox key with a nickname, and wait for the block'))
+  const username = program.command('username').description('a name in the username registry (a well-known contract), so others can write to @name')
+  withGlobals(username.command('register').argument('<name>', `${USERNAME_MIN_CHARS} to ${USERNAME_MAX_CHARS} characters of a-z, 0-9 and _ (uppercase is folded)`)
+    .description(`register the name for the key (${USERNAME_FEE_UT} µT to the registry, plus fee and gas), publishing the key's mailbox key first if it has none; waits for the blocks`))
     .action(run(async (ctx, [name]) => {
-      const chars = [...name].length
-      if (chars < 1 || chars > MAX_NICKNAME_CHARS) throw new CliError('BAD_NAME', `the name must be 1 to ${MAX_NICKNAME_CHARS} characters, got ${chars}`)
+      const folded = foldUsername(name)
+      if (!USERNAME_RE.test(folded)) throw new CliError('BAD_NAME', `"${name}" is not a username: ${USERNAME_MIN_CHARS} to ${USERNAME_MAX_CHARS} characters of a-z, 0-9 and _`)
       const key = await ctx.unlock()
+      const registry = (await ctx.api(async (c) => await c.wellKnownContracts())).contracts.username_registry
+      if (registry === undefined) throw new CliError('NO_REGISTRY', `the node at ${ctx.nodeUrl} has no username registry`)
+      const owner = await ctx.api(async (c) => await c.usernameRecord(`name:${folded}`))
+      if (owner !== undefined) throw new CliError('NAME_TAKEN', `@${folded} already belongs to ${owner === key.account.pub ? 'this key' : addressOf(owner)}`)
+      const identity = await ctx.api(async (c) => await c.identity(key.account.pub).catch(() => undefined))
       const x25519 = toHex(key.mailbox.publicKey)
-      const tx = buildTx(key.account, { type: 'REGISTER_KEY', payload: { x25519_pub: x25519, nickname: name } })
-      const detail = await ctx.submitAndWait(tx, `registration of "${name}"`)
-      ctx.print({ id: tx.id, status: 'confirmed', block_index: detail.block_index, pub_key: key.account.pub, x25519_pub: x25519, nickname: name },
-        [`registered "${name}" for ${key.account.address} (mailbox ${x25519}) in block ${String(detail.block_index)}`])
+      if (identity?.x25519_pub !== x25519) {
+        await ctx.submitAndWait(buildTx(key.account, { type: 'REGISTER_KEY', payload: { x25519_pub: x25519, nickname: folded } }), `mailbox key for @${folded}`)
+      }
+      const tx = callContract(key.account, registry.contract_id, 'register', [folded], { amount: USERNAME_FEE_UT })
+      const detail = await ctx.submitAndWait(tx, `registration of @${folded}`)
+      const result = detail.call_result as { ok: boolean, error?: string } | undefined
+      if (result?.ok !== true) throw new CliError('REGISTRY_REFUSED', `the registry refused @${folded}: ${result?.error ?? 'no result'} (transaction ${tx.id}; the fee and gas were charged, the ${USERNAME_FEE_UT} µT was not)`)
+      ctx.print({ id: tx.id, status: 'confirmed', block_index: detail.block_index, username: folded, pub_key: key.account.pub, gas_used: detail.gas_used },
+        [`registered @${folded} for ${key.account.address} in block ${String(detail.block_index)}`])
     }))
 
   const msg = program.command('msg').description('end-to-end encrypted messages through the relay mailbox')

@@ -12,7 +12,7 @@ import {
 import { toHex, type KeyPair } from '../../../src/crypto/index.js'
 import { ALICE, BOB, CAROL, VALIDATOR, aliceKey, assertKithError, bobKey, carolKey } from '../../helpers/fixtures.js'
 
-const PARAMS: ChainParams = { block_reward_ut: 0, max_block_txs: 100 }
+const PARAMS: ChainParams = { block_reward_ut: 0, max_block_txs: 100, gas_price: 1 }
 const T = Date.parse('2026-03-04T05:06:07Z')
 const CTX: BlockContext = { height: 3, time: T, proposer: VALIDATOR, params: PARAMS }
 const GENESIS = GenesisSchema.parse({

@@ -6,7 +6,7 @@ import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import {
-  GenesisSchema, MemoryState, StateKeys, StateOverlay, applyTx, blockHash, canonicalJson, checkStateless, commitHash,
+  ContractKeys, GenesisSchema, MemoryState, StateKeys, StateOverlay, applyTx, blockHash, canonicalJson, checkStateless, commitHash,
   MAX_BLOCK_BYTES, MAX_BLOCK_TXS, encodePayload, executeBlock, formatTimestamp, genesisHash, genesisState, nextStateRoot, selectBlockTxs, signTx, tryApplyTx, txSize,
   txRoot, type Block, type BlockContext, type ChainParams, type CheckedTx, type Commit, type Genesis, type StateReader,
   type Transaction, type WriteSet
@@ -18,7 +18,7 @@ import { seeded, aliceKey, bobKey, carolKey, validatorKey, ALICE, BOB, CAROL, VA
 
 
 const CHAIN_ID = 'kith-test'
-const PARAMS: ChainParams = { block_reward_ut: 5000, max_block_txs: 100 }
+const PARAMS: ChainParams = { block_reward_ut: 5000, max_block_txs: 100, gas_price: 1 }
 const T = Date.parse('2026-01-02T03:04:05Z')
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
@@ -364,7 +364,7 @@ describe('executeBlock', () => {
   test('more than max_block_txs -> TX_INVALID', () => {
     const { base, root } = fresh()
     const { block } = proposeBlock(base, [transfer(aliceKey, CAROL, 1), transfer(aliceKey, CAROL, 2), transfer(aliceKey, CAROL, 3)], { prevStateRoot: root })
-    assertKithError(() => executeBlock(base, block, { ...execOpts(root), params: { ...PARAMS, max_block_txs: 2 } }), 'TX_INVALID', 'more than the 2')
+    assertKithError(() => executeBlock(base, block, { ...execOpts(root), params: { ...PARAMS, max_block_txs: 2, gas_price: 1 } }), 'TX_INVALID', 'more than the 2')
   })
 
   test('an oversized proposal is refused by every validator: more than MAX_BLOCK_TXS, or more than MAX_BLOCK_BYTES', () => {
@@ -374,7 +374,7 @@ describe('executeBlock', () => {
     })
     const many = Array.from({ length: MAX_BLOCK_TXS + 1 }, (_, i) => makeTx(aliceKey, { id: `bulk-${i}`, to: CAROL, amount: 1 }))
     // the genesis allows 20,000; the protocol bound is lower and wins
-    const params = { ...PARAMS, max_block_txs: 20_000 }
+    const params = { ...PARAMS, max_block_txs: 20_000, gas_price: 1 }
     assertKithError(() => executeBlock(base, { header: header(many), txs: many, last_commit: null }, { ...execOpts(root), params }), 'TX_INVALID', `more than the ${MAX_BLOCK_TXS}`)
     const payload = Buffer.alloc(192 * 1024, 7).toString('base64')
     const heavy = Array.from({ length: 9 }, (_, i) => makeTx(aliceKey, { id: `heavy-${i}`, to: CAROL, amount: 1, payload }))
@@ -386,7 +386,7 @@ describe('executeBlock', () => {
     const { base } = fresh()
     const candidates = Array.from({ length: 300 }, (_, i) => transfer(aliceKey, CAROL, 1, { id: `budget-${i}` }))
     let asked = 0
-    const selection = selectBlockTxs(base, candidates, { ...CTX, params: { ...PARAMS, max_block_txs: 20_000 } }, '', () => ++asked >= 2)
+    const selection = selectBlockTxs(base, candidates, { ...CTX, params: { ...PARAMS, max_block_txs: 20_000, gas_price: 1 } }, '', () => ++asked >= 2)
     assert.equal(selection.included.length, 127, 'asked every 64 transactions: full at the second question, before the 128th')
     assert.deepEqual(selection.included.map((tx) => tx.id), candidates.slice(0, 127).map((c) => c.tx.id))
   })
@@ -395,7 +395,7 @@ describe('executeBlock', () => {
     const { base } = fresh()
     const memo = 'm'.repeat(1024)
     const candidates = Array.from({ length: 1300 }, (_, i) => checkStateless(makeTx(aliceKey, { id: `fat-${i}`, to: CAROL, amount: 1, payload: encodePayload({ memo }), memo: 'n'.repeat(256) })))
-    const selection = selectBlockTxs(base, candidates, { ...CTX, params: { ...PARAMS, max_block_txs: 20_000 } }, '')
+    const selection = selectBlockTxs(base, candidates, { ...CTX, params: { ...PARAMS, max_block_txs: 20_000, gas_price: 1 } }, '')
     const bytes = selection.included.reduce((sum, tx) => sum + txSize(tx), 0)
     assert.ok(bytes <= MAX_BLOCK_BYTES, `${bytes} bytes`)
     assert.ok(bytes + txSize(candidates[selection.included.length].tx) > MAX_BLOCK_BYTES, 'the next one would not fit')
@@ -515,7 +515,7 @@ describe('selectBlockTxs', () => {
   test('stops at max_block_txs', () => {
     const { base, root } = fresh()
     const candidates = [1, 2, 3, 4].map((n) => transfer(aliceKey, CAROL, n))
-    const selection = selectBlockTxs(base, candidates, { ...CTX, params: { ...PARAMS, max_block_txs: 2 } }, root)
+    const selection = selectBlockTxs(base, candidates, { ...CTX, params: { ...PARAMS, max_block_txs: 2, gas_price: 1 } }, root)
     assert.deepEqual(selection.included.map((tx) => tx.id), candidates.slice(0, 2).map((c) => c.tx.id))
     assert.equal(selection.rejected.length, 0)
   })
@@ -578,7 +578,8 @@ describe('genesis', () => {
     assert.equal(bal(state, BOB), 2000)
     assert.equal(num(state, StateKeys.supply), 10_002_000)
     assert.equal(state.get(StateKeys.totalTxs), 0)
-    assert.equal(state.data.size, 5)
+    assert.equal(state.get(ContractKeys.gasPrice), 1)
+    assert.equal(state.data.size, 6)
   })
 
   test('repeated allocations to one key add up', () => {
@@ -621,7 +622,7 @@ describe('genesis', () => {
 
   test('genesisHash is taken over the parsed genesis: defaults filled in, unknown members dropped', () => {
     const minimal = { chain_id: 'c', genesis_time: '2026-01-01T00:00:00Z', validators: [{ pub_key: VALIDATOR, power: 1 }] }
-    const explicit = { ...minimal, params: { block_reward_ut: 0, max_block_txs: 20_000 }, alloc: [], comment: 'ignored' }
+    const explicit = { ...minimal, params: { block_reward_ut: 0, max_block_txs: 20_000, gas_price: 1 }, alloc: [], comment: 'ignored' }
     assert.equal(genesisHash(GenesisSchema.parse(minimal)), genesisHash(GenesisSchema.parse(explicit)))
   })
 
@@ -645,15 +646,15 @@ describe('fixed chain vector (docs/protocol.md)', () => {
     alloc: [{ pub_key: SENDER, amount_ut: 1_000_000_000_000 }]
   })
   const CANONICAL_GENESIS = '{"alloc":[{"amount_ut":1000000000000,"pub_key":"79b5562e8fe654f94078b112e8a98ba7901f853ae695bed7e0e3910bad049664"}],' +
-    '"chain_id":"kith-dev","genesis_time":"2026-01-01T00:00:00Z","params":{"block_reward_ut":0,"max_block_txs":20000},' +
+    '"chain_id":"kith-dev","genesis_time":"2026-01-01T00:00:00Z","params":{"block_reward_ut":0,"gas_price":1,"max_block_txs":20000},' +
     '"validators":[{"name":"node0","power":1,"pub_key":"adc14011f82d1c56d956aa4f9d73d8858361a606048525e0d08c638dc75dd8c7"}]}'
-  const GENESIS_HASH = 'eb3b25c682edaa14619ae301d336c681cc8ab508204a70427dd3918feedcd54c'
-  const GENESIS_STATE_ROOT = '83ea38aacfa49945e1d49195ecd7883f112b6405d7fb174d3caeeee4532b1a67'
+  const GENESIS_HASH = 'd60ffc72c2c820bf0ad944d9204ce1b3921f6745815e013930221c32dba2c533'
+  const GENESIS_STATE_ROOT = '9c96b0d64afde7e66fe80165e8ea9e0b401713a7d7a5a1050c3b2533da7cd24f'
   const TX_ROOT = '1dcba947296dfde2d82c3f4aa8ae0dd10bf3f87f4a63f06beeb9116fa0c1fbf5'
-  const STATE_ROOT_1 = '89d2c468da4481aab3c98467c67d0d14c866b3f4863bbdc2641eb3224bab2804'
-  const BLOCK_HASH_1 = '794e2076bcd6ead187e2ef0c43e8b2ee7264d9989d0cf36b8ac377ae94f1f1c6'
-  const PRECOMMIT_1 = 'XjvAan2dBVXS++MF+4mcl7kw6cxOWqnSdUUqh16QK+sg7MV/t+iufJBp5+ezTzlVbAAIf27NTfGTzpL1fXdiBA=='
-  const COMMIT_HASH_1 = '0b760f8e4e38f6b1f4a3dbe863061bdd078688834d5e8b320db4426029250859'
+  const STATE_ROOT_1 = '423e7c23f342fac6d4d61a9b467ea104fa4fb1887eaa6769dcb61df15caaafc1'
+  const BLOCK_HASH_1 = '5f2c7c5a6c5a7c111e377fdb262e00ac688dd8f3b1a002a5c47d480c1df871b6'
+  const PRECOMMIT_1 = 'rDoATvtqa3gauPwu5hqmiwuHk6OnHQm1zznYUheyzDLoq6jT7GxwgPG8zCOBQTPy3DpdjZlTfvNK7erqZNvtDQ=='
+  const COMMIT_HASH_1 = '5f573c742b8315fb13439257d4bc5db06acad212816cc4898ea8ebfabbd87f4c'
   const tx = signTx({
     id: 'tx-1', type: 'TRANSFER', from: SENDER, to: RECIPIENT, amount: 1500000, fee: 1000, payload: 'e30=', timestamp: '2026-01-02T03:04:05Z'
   }, senderKey.secretKey)
@@ -667,10 +668,10 @@ describe('fixed chain vector (docs/protocol.md)', () => {
     const { state, stateRoot } = genesisState(genesis)
     assert.equal(stateRoot, GENESIS_STATE_ROOT)
     const stateText = '[["bal:79b5562e8fe654f94078b112e8a98ba7901f853ae695bed7e0e3910bad049664",1000000000000],' +
-      '["supply",1000000000000],["total_txs",0],' +
+      '["gas_price",1],["supply",1000000000000],["total_txs",0],' +
       '["valset",{"active":[{"name":"node0","power":1,"pub_key":"adc14011f82d1c56d956aa4f9d73d8858361a606048525e0d08c638dc75dd8c7"}],"base":[{"name":"node0","power":1,"pub_key":"adc14011f82d1c56d956aa4f9d73d8858361a606048525e0d08c638dc75dd8c7"}],"pending":null}]]'
     assert.equal(createHash('sha256').update(Buffer.from(GENESIS_HASH, 'hex')).update(stateText).digest('hex'), GENESIS_STATE_ROOT)
-    assert.equal(state.data.size, 4)
+    assert.equal(state.data.size, 5)
   })
 
   test('block 1: tx_root, write set, state_root, block hash; commit signature and hash', () => {

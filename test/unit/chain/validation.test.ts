@@ -223,17 +223,25 @@ describe('checkSubmission', () => {
     assertKithError(() => checkStateless(makeTx({ type: 'BLOCK_REWARD', to: '', fee: 1000, amount: 0 })), 'TX_INVALID')
   })
 
-  const unsupported = TX_TYPES.filter((type) => TX_RULES[type] === undefined)
-  test('CALL_CONTRACT (not implemented yet) -> TX_UNSUPPORTED_TYPE', () => {
-    assert.ok(unsupported.includes('CALL_CONTRACT'))
-    const tx = makeTx({ type: 'CALL_CONTRACT', to: '', amount: 0, payload: encodePayload({ contract_id: 'c1', method: 'm' }) })
-    assertKithError(() => checkSubmission(tx, NOW), 'TX_UNSUPPORTED_TYPE', 'CALL_CONTRACT')
+  test('every transaction type of the spec has a rule', () => {
+    assert.deepEqual(TX_TYPES.filter((type) => TX_RULES[type] === undefined), [])
   })
-  for (const type of unsupported) {
-    test(`${type} -> TX_UNSUPPORTED_TYPE`, () => {
-      assertKithError(() => checkSubmission(makeTx({ type, to: '', amount: 0 }), NOW), 'TX_UNSUPPORTED_TYPE', type)
-    })
-  }
+
+  test('CALL_CONTRACT: a malformed contract id, a missing gas limit, args that are not an array -> 400 codes naming the member', () => {
+    const call = (payload: unknown): ReturnType<typeof makeTx> => makeTx({ type: 'CALL_CONTRACT', to: '', amount: 0, payload: encodePayload(payload) })
+    assertKithError(() => checkSubmission(call({ contract_id: 'c1', method: 'm', args_json: '', gas_limit: 1000 }), NOW), 'TX_MALFORMED', 'contract_id')
+    assertKithError(() => checkSubmission(call({ contract_id: 'a'.repeat(40), method: 'm', args_json: '' }), NOW), 'TX_MALFORMED', 'gas_limit')
+    assertKithError(() => checkSubmission(call({ contract_id: 'a'.repeat(40), method: 'm', args_json: '{"a":1}', gas_limit: 1000 }), NOW), 'TX_INVALID', 'JSON array')
+    assertKithError(() => checkSubmission(call({ contract_id: 'a'.repeat(40), method: 'm', args_json: '[1', gas_limit: 1000 }), NOW), 'TX_INVALID', 'does not parse')
+    assert.equal(checkSubmission(call({ contract_id: 'a'.repeat(40), method: 'register', args_json: '["alice_01"]', gas_limit: 1000 }), NOW).tx.type, 'CALL_CONTRACT')
+  })
+
+  test('DEPLOY_CONTRACT: the fee floor grows with the code, and code past the cap is refused', () => {
+    const deploy = (bytes: number, fee: number): ReturnType<typeof makeTx> => makeTx({ type: 'DEPLOY_CONTRACT', to: '', amount: 0, fee, payload: encodePayload({ name: 'c', code_b64: Buffer.alloc(bytes).toString('base64') }) })
+    assertKithError(() => checkSubmission(deploy(100, 1099), NOW), 'TX_FEE_TOO_LOW', '1100')
+    assert.equal(checkSubmission(deploy(100, 1100), NOW).tx.fee, 1100)
+    assertKithError(() => checkSubmission(deploy(128 * 1024 + 1, 10_000_000), NOW), 'TX_INVALID', 'more than the 131072')
+  })
 
   const badPayloads: Array<[string, string]> = [
     ['a JSON array', '[]'],
@@ -257,10 +265,8 @@ describe('checkSubmission', () => {
     assert.deepEqual(checkSubmission(makeTx({ payload: encodePayload({ memo: 'x', other: [1] }) }), NOW).payload, { memo: 'x' })
   })
 
-  test('order of checks: type, submittable, timestamp, fee, payload, type rule, signature', () => {
+  test('order of checks: submittable, timestamp, fee, payload, type rule, signature', () => {
     const late = formatTimestamp(NOW + 10 * MINUTE)
-    // unsupported beats everything
-    assertKithError(() => checkSubmission({ ...makeTx({ type: 'CALL_CONTRACT', timestamp: late, fee: 0 }), signature: 'A'.repeat(86) + '==' }, NOW), 'TX_UNSUPPORTED_TYPE')
     // client-submittable before timestamp
     assertKithError(() => checkSubmission(makeTx({ type: 'BLOCK_REWARD', timestamp: late }), NOW), 'TX_INVALID')
     // timestamp before fee and signature

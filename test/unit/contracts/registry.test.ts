@@ -1,12 +1,12 @@
 /** The username registry's rules, called through the VM with a Map-backed storage. */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { USERNAME_REGISTER_FEE_UT, usernameRegistryWasm } from '../../../src/contracts/wellknown.js'
+import { USERNAME_FEE_UT, usernameRegistryWasm } from '../../../src/contracts/wellknown.js'
 import type { CallOutcome, ContractVm, PreparedModule } from '../../../src/contracts/vm/index.js'
 import { ALICE, BOB, MapStorage, VMS, invoke, text } from './helpers.js'
 
 const CAROL = 'c'.repeat(64)
-const FEE = USERNAME_REGISTER_FEE_UT
+const FEE = USERNAME_FEE_UT
 
 for (const [name, makeVm] of VMS) {
   describe(`username registry (${name})`, () => {

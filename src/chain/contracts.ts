@@ -1,0 +1,160 @@
+/**
+ * Contracts in chain state: records, keys, ids and gas billing. The chain does not run wasm
+ * itself: the node injects a ContractExecutor (src/contracts/vm), a deterministic engine, the way
+ * it injects signature checks. Layout and rules: docs/contracts.md.
+ */
+import type { ContractVm, PreparedModule } from '../contracts/vm/index.js'
+import { sha256Hex } from '../crypto/index.js'
+import { asState } from './registry.js'
+import type { StateOverlay, StateReader } from './state.js'
+
+/** The engine as the chain sees it: deterministic, the same inputs giving the same outcome and gas on every node. */
+export type ContractExecutor = Pick<ContractVm, 'prepare' | 'call'>
+export type PreparedContract = PreparedModule
+
+export interface ContractRecord {
+  contract_id: string
+  /** ABI name, e.g. username_registry */
+  name: string
+  version: string
+  /** '' for contracts deployed at genesis */
+  deployer: string
+  /** unix s of the deploying block (genesis time at genesis) */
+  deployed_at: number
+  /** height of the deploying block; 0 at genesis */
+  deployed_height: number
+  deploy_tx: string
+  code_hash: string
+  code_size: number
+  methods: string[]
+  /** order of deployment, from 1 */
+  seq: number
+}
+
+/** What a confirmed CALL_CONTRACT did, kept for GET /api/tx/{id}. */
+export interface CallRecord {
+  ok: boolean
+  gas_used: number
+  gas_cost_ut: number
+  /** a fixed category when the call failed (out of gas, trap, ...) */
+  error?: string
+  return_b64?: string
+}
+
+export interface LogRecord {
+  tx_id: string
+  height: number
+  data_b64: string
+}
+
+export const ContractKeys = {
+  contract: (id: string) => `contract:${id}`,
+  code: (codeHash: string) => `code:${codeHash}`,
+  storage: (id: string, key: string) => `cstore:${id}:${key}`,
+  log: (id: string, seq: number) => `clog:${id}:${seq}`,
+  logCount: (id: string) => `clogs:${id}`,
+  bySeq: (seq: number) => `contractseq:${seq}`,
+  count: 'contracts',
+  wellKnown: (name: string) => `wellknown:${name}`,
+  /** ABI names in the order their first contract was deployed */
+  wellKnownNames: 'wellknown_names',
+  call: (txId: string) => `callres:${txId}`,
+  gasPrice: 'gas_price'
+} as const
+
+/** Contract ids: 40 hex characters, never a 64-character pubkey, so balances share one key space. */
+export function contractIdFor (origin: string): string {
+  return sha256Hex(Buffer.from(`kith-contract:${origin}`, 'utf8')).slice(0, 40)
+}
+
+export const CONTRACT_ID_RE = /^[0-9a-f]{40}$/
+
+/** µT billed for `gasUsed` at `gasPrice` µT per 1,000 gas, rounded up. */
+export function gasCost (gasUsed: number, gasPrice: number): number {
+  return Math.ceil(gasUsed * gasPrice / 1000)
+}
+
+export const Contracts = {
+  get (state: StateReader, id: string): ContractRecord | undefined {
+    return state.get(ContractKeys.contract(id)) as unknown as ContractRecord | undefined
+  },
+  code (state: StateReader, codeHash: string): Uint8Array | undefined {
+    const b64 = state.get(ContractKeys.code(codeHash))
+    return typeof b64 === 'string' ? Buffer.from(b64, 'base64') : undefined
+  },
+  count (state: StateReader): number {
+    const n = state.get(ContractKeys.count)
+    return typeof n === 'number' ? n : 0
+  },
+  idAt (state: StateReader, seq: number): string | undefined {
+    const id = state.get(ContractKeys.bySeq(seq))
+    return typeof id === 'string' ? id : undefined
+  },
+  wellKnownNames (state: StateReader): string[] {
+    const names = state.get(ContractKeys.wellKnownNames)
+    return Array.isArray(names) ? names as string[] : []
+  },
+  wellKnown (state: StateReader, name: string): string | undefined {
+    const id = state.get(ContractKeys.wellKnown(name))
+    return typeof id === 'string' ? id : undefined
+  },
+  storage (state: StateReader, id: string, key: string): Uint8Array | undefined {
+    const b64 = state.get(ContractKeys.storage(id, key))
+    return typeof b64 === 'string' ? Buffer.from(b64, 'base64') : undefined
+  },
+  logCount (state: StateReader, id: string): number {
+    const n = state.get(ContractKeys.logCount(id))
+    return typeof n === 'number' ? n : 0
+  },
+  log (state: StateReader, id: string, seq: number): LogRecord | undefined {
+    return state.get(ContractKeys.log(id, seq)) as unknown as LogRecord | undefined
+  },
+  call (state: StateReader, txId: string): CallRecord | undefined {
+    return state.get(ContractKeys.call(txId)) as unknown as CallRecord | undefined
+  },
+  gasPrice (state: StateReader): number {
+    const price = state.get(ContractKeys.gasPrice)
+    return typeof price === 'number' ? price : 0
+  }
+}
+
+export interface DeployInput {
+  id: string
+  name: string
+  version: string
+  deployer: string
+  height: number
+  /** unix ms of the deploying block */
+  time: number
+  txId: string
+  prepared: PreparedContract
+}
+
+/** Writes a prepared contract into state; the first of each ABI name becomes its well-known one. */
+export function installContract (state: Pick<StateOverlay, 'get' | 'set'>, input: DeployInput): ContractRecord {
+  const seq = Contracts.count(state) + 1
+  const record: ContractRecord = {
+    contract_id: input.id,
+    name: input.name,
+    version: input.version,
+    deployer: input.deployer,
+    deployed_at: Math.floor(input.time / 1000),
+    deployed_height: input.height,
+    deploy_tx: input.txId,
+    code_hash: input.prepared.codeHash,
+    code_size: input.prepared.code.length,
+    methods: input.prepared.methods,
+    seq
+  }
+  state.set(ContractKeys.contract(input.id), asState(record))
+  if (state.get(ContractKeys.code(input.prepared.codeHash)) === undefined) {
+    state.set(ContractKeys.code(input.prepared.codeHash), Buffer.from(input.prepared.code).toString('base64'))
+  }
+  state.set(ContractKeys.count, seq)
+  state.set(ContractKeys.bySeq(seq), input.id)
+  if (state.get(ContractKeys.wellKnown(input.name)) === undefined) {
+    state.set(ContractKeys.wellKnown(input.name), input.id)
+    state.set(ContractKeys.wellKnownNames, [...Contracts.wellKnownNames(state), input.name])
+  }
+  return record
+}
