@@ -22,6 +22,9 @@
  * Then the real-time benchmark (bench/realtime.ts: 10,000 WebSocket subscribers of blocks in
  * child processes, commit-to-receipt latency, memory per idle connection, and inbox-event latency
  * at 1,000 broadcasts/s) unless --no-realtime; --quick runs 1,000 subscribers briefly.
+ *
+ * Then the contract VM benchmark (bench/contracts-vm.ts: metering overhead of the same work loop
+ * metered and unmetered, registry calls per second) unless --no-contracts.
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -35,6 +38,7 @@ import { QUICK_FEED_CONFIG, formatFeedBench, runFeedBench, type FeedBenchConfig,
 import { QUICK_RELAY_CONFIG, formatRelayBench, runRelayBench, type RelayBenchResult } from './relay.js'
 import { QUICK_REALTIME_CONFIG, formatRealtimeBench, runRealtimeBench, type RealtimeBenchResult } from './realtime.js'
 import { formatThroughput, runThroughputBench, type ThroughputConfig } from './throughput.js'
+import { formatContractsBench, runContractsBench, type ContractsBenchResult } from './contracts-vm.js'
 
 const log = (line: string): void => { console.error(line) }
 
@@ -153,6 +157,12 @@ async function main (): Promise<void> {
     out.push('## Real-time', '', formatRealtimeBench(realtime), '')
   }
 
+  let contracts: ContractsBenchResult | undefined
+  if (!process.argv.includes('--no-contracts')) {
+    contracts = await runContractsBench(log, quick ? 5 : 15)
+    out.push('## Contract VM', '', formatContractsBench(contracts), '')
+  }
+
   let storage: unknown
   const storageJs = path.join(path.dirname(fileURLToPath(import.meta.url)), 'storage.js')
   if (!quick && !process.argv.includes('--no-storage') && existsSync(storageJs)) {
@@ -170,7 +180,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, relay, media, feed, realtime, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, relay, media, feed, realtime, contracts, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

@@ -8,7 +8,7 @@
 // owner_of ["<name>"], name_of ["<pubkey>"]: read-only lookups (return '' when there is none).
 //
 // Storage (plain UTF-8): "name:<username>" -> owner pubkey (64 hex), "addr:<pubkey>" -> username.
-import { argCount, argString, attachedAmount, caller, fail, log, setReturn, storageDelete, storageGet, storageSet } from "./sdk/kith"
+import { argCount, argString, isPubkeyHex, attachedAmount, caller, fail, log, setReturn, storageDelete, storageGet, storageSet } from "./sdk/kith"
 
 const REGISTER_FEE: u64 = 10000
 const MIN_CHARS = 4
@@ -26,15 +26,6 @@ function normalize(raw: string): string {
     out += String.fromCharCode(c)
   }
   return out
-}
-
-function isPubkey(s: string): bool {
-  if (s.length != 64) return false
-  for (let i = 0; i < 64; i++) {
-    const c = s.charCodeAt(i)
-    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false
-  }
-  return true
 }
 
 export function register(): void {
@@ -64,7 +55,7 @@ export function transfer(): void {
   if (attachedAmount() != 0) fail("transfer takes no payment")
   if (argCount() != 1) fail("transfer takes one argument: the new owner's pubkey")
   const to = argString(0)
-  if (!isPubkey(to)) fail("new owner must be 64 lowercase hex characters")
+  if (!isPubkeyHex(to)) fail("new owner must be 64 lowercase hex characters")
   const owner = caller()
   const name = storageGet("addr:" + owner)
   if (name == null) fail("this address has no username")

@@ -1,21 +1,12 @@
 // A small token. `init` makes the caller its creator (once); the creator may `mint` ["<to>", amount];
 // anyone may `transfer` ["<to>", amount] of their own balance; `balance_of` ["<pubkey>"] returns a
 // balance in decimal. Balances are u64 (8 bytes little-endian) under "bal:<pubkey>".
-import { argCount, argString, argU64, caller, fail, log, setReturn, storageGet, storageGetU64, storageSet, storageSetU64 } from "../sdk/kith"
-
-function isPubkey(s: string): bool {
-  if (s.length != 64) return false
-  for (let i = 0; i < 64; i++) {
-    const c = s.charCodeAt(i)
-    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false
-  }
-  return true
-}
+import { argCount, argString, argU64, isPubkeyHex, caller, fail, log, setReturn, storageGet, storageGetU64, storageSet, storageSetU64 } from "../sdk/kith"
 
 function recipient(): string {
   if (argCount() != 2) fail("expected [\"<to pubkey>\", amount]")
   const to = argString(0)
-  if (!isPubkey(to)) fail("recipient must be 64 lowercase hex characters")
+  if (!isPubkeyHex(to)) fail("recipient must be 64 lowercase hex characters")
   return to
 }
 

@@ -133,6 +133,16 @@ export function fail(message: string): void {
   abort(message)
 }
 
+/** True for a pubkey as the node writes them: 64 lowercase hex characters. */
+export function isPubkeyHex(s: string): bool {
+  if (s.length != 64) return false
+  for (let i = 0; i < 64; i++) {
+    const c = s.charCodeAt(i)
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false
+  }
+  return true
+}
+
 // ---- arguments ----
 
 export function argCount(): i32 {

@@ -40,6 +40,8 @@ export function executeCall (compiled: WebAssembly.Module, input: CallInput, sto
   const argsRaw = utf8.encode(input.argsJson)
 
   const writes = new Map<string, Uint8Array | null>()
+  // Storage does not change during a call: a key crosses to the caller's thread once at most.
+  const reads = new Map<string, Uint8Array | undefined>()
   const logs: Uint8Array[] = []
   const transfers: CallTransfer[] = []
   let returnData: Uint8Array = new Uint8Array(0)
@@ -90,7 +92,11 @@ export function executeCall (compiled: WebAssembly.Module, input: CallInput, sto
     storage_get: (kp: number, kl: number, out: number, cap: number): number => {
       use(GAS.storageGet + GAS.hostByte * (kl >>> 0))
       const key = readKey(kp, kl)
-      const value = writes.has(key) ? writes.get(key) : storage.get(key)
+      let value = writes.has(key) ? writes.get(key) : reads.get(key)
+      if (value === undefined && !writes.has(key) && !reads.has(key)) {
+        value = storage.get(key)
+        reads.set(key, value)
+      }
       if (value === undefined || value === null) return -1
       const n = Math.min(value.length, cap >>> 0)
       use(GAS.hostByte * n)
