@@ -1,5 +1,5 @@
 /**
- * Contracts benchmark, part 1: username registrations confirmed per second on one real node
+ * Contracts benchmark, on a node: username registrations confirmed per second on one real node
  * (a `bin/kith start` child process). Every registration is a CALL_CONTRACT of the registry's
  * `register` by its own funded account (10,000 µT attached), signed before the timed phase and
  * posted by C keep-alive clients; the rate is confirmed calls over the time from the first post
@@ -7,7 +7,7 @@
  * Beside it, the same node's rate for plain TRANSFERs over the same window shape, so the cost of
  * running the VM shows against the chain's own per-transaction cost.
  *
- * Run alone: node dist/bench/contracts.js [--quick]
+ * Run alone: node dist/bench/contracts.js [--quick]. The VM alone (metering overhead) is bench/contracts-vm.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
@@ -21,13 +21,13 @@ import { request, sleep } from './lib/harness.js'
 import { closedLoop } from './lib/load.js'
 import { kithInit, startKith } from './lib/processes.js'
 
-export interface ContractsBenchConfig {
+export interface RegistryBenchConfig {
   calls: number
   concurrency: number
 }
 
-export const DEFAULT_CONTRACTS_CONFIG: ContractsBenchConfig = { calls: 4000, concurrency: 64 }
-export const QUICK_CONTRACTS_CONFIG: ContractsBenchConfig = { calls: 500, concurrency: 32 }
+export const DEFAULT_REGISTRY_CONFIG: RegistryBenchConfig = { calls: 4000, concurrency: 64 }
+export const QUICK_REGISTRY_CONFIG: RegistryBenchConfig = { calls: 500, concurrency: 32 }
 
 export interface RateResult {
   kind: string
@@ -47,7 +47,7 @@ async function netstats (agent: http.Agent, port: number): Promise<{ total_txs: 
   return JSON.parse(res.body) as { total_txs: number, height: number }
 }
 
-async function runOnce (kind: 'register' | 'transfer', cfg: ContractsBenchConfig): Promise<RateResult> {
+async function runOnce (kind: 'register' | 'transfer', cfg: RegistryBenchConfig): Promise<RateResult> {
   const accounts = Array.from({ length: cfg.calls }, () => accountFrom(generateKeyPair()))
   const time = Date.now() + 60_000
   const bodies = accounts.map((a, i) => Buffer.from(JSON.stringify(kind === 'register'
@@ -56,14 +56,14 @@ async function runOnce (kind: 'register' | 'transfer', cfg: ContractsBenchConfig
   const home = mkdtempSync(path.join(os.tmpdir(), 'kith-bench-contracts-'))
   try {
     await kithInit(home, ['--chain-id', 'bench-contracts', ...accounts.flatMap((a) => ['--alloc', `${a.pub}=1000000000`])])
-    const node = await startKith({ home, log })
+    const node = await startKith({ home, log, env: { SVC_RATE_LIMIT_RPS: '0' } })
     const agent = new http.Agent({ keepAlive: true })
     try {
       const base = (await netstats(agent, node.port)).total_txs
       let next = 0
       let accepted = 0
       const t0 = performance.now()
-      await closedLoop({
+      const phase = await closedLoop({
         port: node.port,
         pid: node.pid,
         concurrency: cfg.concurrency,
@@ -71,6 +71,7 @@ async function runOnce (kind: 'register' | 'transfer', cfg: ContractsBenchConfig
         next: () => next < bodies.length ? { method: 'POST', path: '/api/tx', body: bodies[next++] } : undefined,
         onOk: () => { accepted++ }
       })
+      if (accepted < bodies.length) log(`contracts: ${bodies.length - accepted} ${kind} posts refused: ${JSON.stringify(phase.errors)} ${phase.firstErrors.join(' | ')}`)
       let confirmed = 0
       const deadline = performance.now() + 120_000
       while (performance.now() < deadline) {
@@ -99,7 +100,7 @@ async function runOnce (kind: 'register' | 'transfer', cfg: ContractsBenchConfig
   }
 }
 
-export async function runContractsBench (cfg: ContractsBenchConfig = DEFAULT_CONTRACTS_CONFIG): Promise<RateResult[]> {
+export async function runRegistryBench (cfg: RegistryBenchConfig = DEFAULT_REGISTRY_CONFIG): Promise<RateResult[]> {
   const results: RateResult[] = []
   for (const kind of ['register', 'transfer'] as const) {
     log(`contracts: ${cfg.calls} ${kind} transactions at C=${cfg.concurrency}…`)
@@ -108,7 +109,7 @@ export async function runContractsBench (cfg: ContractsBenchConfig = DEFAULT_CON
   return results
 }
 
-export function formatContractsBench (results: RateResult[]): string {
+export function formatRegistryBench (results: RateResult[]): string {
   const lines = [
     '| transactions | posted | accepted | confirmed | seconds | confirmed/s | sample ok |',
     '|---|---:|---:|---:|---:|---:|---|'
@@ -121,6 +122,6 @@ export function formatContractsBench (results: RateResult[]): string {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const quick = process.argv.includes('--quick')
-  const results = await runContractsBench(quick ? QUICK_CONTRACTS_CONFIG : DEFAULT_CONTRACTS_CONFIG)
-  console.log(formatContractsBench(results))
+  const results = await runRegistryBench(quick ? QUICK_REGISTRY_CONFIG : DEFAULT_REGISTRY_CONFIG)
+  console.log(formatRegistryBench(results))
 }

@@ -24,7 +24,8 @@
  * at 1,000 broadcasts/s) unless --no-realtime; --quick runs 1,000 subscribers briefly.
  *
  * Then the contract VM benchmark (bench/contracts-vm.ts: metering overhead of the same work loop
- * metered and unmetered, registry calls per second) unless --no-contracts.
+ * metered and unmetered, registry calls per second in the VM) and the registry on a node
+ * (bench/contracts.ts: `register` calls confirmed per second) unless --no-contracts.
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -39,6 +40,7 @@ import { QUICK_RELAY_CONFIG, formatRelayBench, runRelayBench, type RelayBenchRes
 import { QUICK_REALTIME_CONFIG, formatRealtimeBench, runRealtimeBench, type RealtimeBenchResult } from './realtime.js'
 import { formatThroughput, runThroughputBench, type ThroughputConfig } from './throughput.js'
 import { formatContractsBench, runContractsBench, type ContractsBenchResult } from './contracts-vm.js'
+import { DEFAULT_REGISTRY_CONFIG, QUICK_REGISTRY_CONFIG, formatRegistryBench, runRegistryBench, type RateResult } from './contracts.js'
 
 const log = (line: string): void => { console.error(line) }
 
@@ -158,9 +160,12 @@ async function main (): Promise<void> {
   }
 
   let contracts: ContractsBenchResult | undefined
+  let registry: RateResult[] | undefined
   if (!process.argv.includes('--no-contracts')) {
     contracts = await runContractsBench(log, quick ? 5 : 15)
     out.push('## Contract VM', '', formatContractsBench(contracts), '')
+    registry = await runRegistryBench(quick ? QUICK_REGISTRY_CONFIG : DEFAULT_REGISTRY_CONFIG)
+    out.push('## Username registrations on one node', '', formatRegistryBench(registry), '')
   }
 
   let storage: unknown
@@ -180,7 +185,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, relay, media, feed, realtime, contracts, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, relay, media, feed, realtime, contracts, registry, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'TX_UNSUPPORTED_TYPE'
   | 'MEMPOOL_FULL'
   | 'NODE_BUSY'
+  | 'TX_BLOCK_FULL'
   // relay mailbox (docs/relay.md)
   | 'RELAY_FORBIDDEN'
   | 'RELAY_STALE_TS'

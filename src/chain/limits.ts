@@ -42,5 +42,11 @@ export const MAX_CONTRACT_CODE_BYTES = 128 * 1024
 export const MAX_GAS_LIMIT = 10_000_000
 export const MAX_ARGS_JSON_BYTES = 16 * 1024
 export const DEFAULT_GAS_LIMIT = 1_000_000
+/**
+ * Gas all the calls of one block may use together (docs/protocol.md § 3.1). Every validator
+ * re-executes every call, and the slowest gas (storage reads crossing from the VM's thread) runs
+ * at ~17 ms per million, so this keeps a block of calls inside the proposer's build budget.
+ */
+export const MAX_BLOCK_GAS = 30_000_000
 /** Gas price at genesis when the genesis file sets none: µT per 1,000 gas. */
 export const DEFAULT_GAS_PRICE = 1

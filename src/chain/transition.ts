@@ -124,7 +124,7 @@ export function executeBlock (state: StateReader, block: Block, opts: ExecuteOpt
   if (header.tx_root !== root) throw new KithError('TX_INVALID', 'block tx_root does not match its transactions')
   if (header.last_commit_hash !== commitHash(block.last_commit)) throw new KithError('TX_INVALID', 'block last_commit_hash does not match')
   const overlay = new StateOverlay(state)
-  const ctx: BlockContext = { height: header.height, time: header.time, proposer: header.proposer, params: opts.params, ...(opts.contracts !== undefined ? { contracts: opts.contracts } : {}) }
+  const ctx: BlockContext = { height: header.height, time: header.time, proposer: header.proposer, params: opts.params, gas: { used: 0 }, ...(opts.contracts !== undefined ? { contracts: opts.contracts } : {}) }
   block.txs.forEach((tx, index) => {
     if (tx.type === 'BLOCK_REWARD' && index !== 0) throw new KithError('TX_INVALID', 'BLOCK_REWARD must be the first transaction of a block')
     if (tx.type === 'BLOCK_REWARD' && block.txs.length === 1) throw new KithError('TX_INVALID', 'BLOCK_REWARD is only minted in a block that carries other transactions')
@@ -164,7 +164,8 @@ export interface BlockSelection {
  * caller end the block early (the node gives it a time budget: a block that took long to build
  * takes as long to check on every peer); it is asked every SELECT_CHECK_EVERY transactions.
  */
-export function selectBlockTxs (state: StateReader, candidates: Iterable<CheckedTx>, ctx: BlockContext, prevStateRoot: string, full: () => boolean = () => false): BlockSelection {
+export function selectBlockTxs (state: StateReader, candidates: Iterable<CheckedTx>, blockCtx: BlockContext, prevStateRoot: string, full: () => boolean = () => false): BlockSelection {
+  const ctx: BlockContext = { ...blockCtx, gas: { used: 0 } }
   const overlay = new StateOverlay(state)
   const included: Transaction[] = []
   const rejected: BlockSelection['rejected'] = []
@@ -178,6 +179,8 @@ export function selectBlockTxs (state: StateReader, candidates: Iterable<Checked
     // the block is full: the rest wait for the next one (admission order is kept)
     if (bytes + size > MAX_BLOCK_BYTES) break
     const error = tryApplyTx(overlay, checked, ctx)
+    // the block's gas is spent: this call and the rest wait for the next block
+    if (error?.code === 'TX_BLOCK_FULL') break
     if (error === undefined) {
       included.push(checked.tx)
       bytes += size

@@ -84,12 +84,21 @@ describe('cli wallet', () => {
     const micro = await okJson<{ amount_ut: number, status: string }>(['send', 'bob', '1500ut', '--key', 'alice'], env)
     assert.deepEqual([micro.amount_ut, micro.status], [1500, 'confirmed'])
 
-    const registered = await okJson<{ nickname: string, x25519_pub: string }>(['username', 'register', 'bob', '--key', 'bob'], env)
-    assert.equal(registered.x25519_pub, bob.x25519_pub)
+    // a username in the registry (uppercase folded); the key's mailbox key is published on the way
+    const registered = await okJson<{ username: string, pub_key: string, gas_used: number }>(['username', 'register', 'Bob_Smith', '--key', 'bob'], env)
+    assert.deepEqual([registered.username, registered.pub_key], ['bob_smith', bob.pub_key])
+    assert.ok(registered.gas_used > 0)
+    assert.equal(await node.client.usernameRecord('name:bob_smith'), bob.pub_key)
     const identity = await node.client.identity(bob.pub_key)
-    assert.deepEqual([identity.nickname, identity.x25519_pub], ['bob', bob.x25519_pub])
+    assert.deepEqual([identity.nickname, identity.x25519_pub], ['bob_smith', bob.x25519_pub])
+    const taken = await kith(['username', 'register', 'bob_smith', '--key', 'alice'], env)
+    assert.equal(taken.code, 1)
+    assert.match(taken.stderr, /@bob_smith already belongs to/)
+    const short = await kith(['username', 'register', 'bob', '--key', 'alice'], env)
+    assert.match(short.stderr, /"bob" is not a username: 4 to 32 characters/)
 
-    const message = await okJson<{ envelopes: Array<{ recipient_pub: string }> }>(['msg', 'send', 'bob', 'hello bob, from alice', '--key', 'alice'], env)
+    // to a username: resolved through the registry
+    const message = await okJson<{ envelopes: Array<{ recipient_pub: string }> }>(['msg', 'send', '@bob_smith', 'hello bob, from alice', '--key', 'alice'], env)
     assert.deepEqual(message.envelopes.map((e) => e.recipient_pub), [bob.x25519_pub])
 
     const inbox = await okJson<{ count: number, conversations: Array<{ peer: string, messages: Array<{ text?: string }> }> }>(['msg', 'inbox', '--key', 'bob'], env)
@@ -106,7 +115,7 @@ describe('cli wallet', () => {
     assert.match(post.post_id, /^[0-9a-f]{32}$/)
     assert.deepEqual([post.status, post.hashtags], ['confirmed', ['hello']])
     assert.match(posted.stderr, /published post [0-9a-f]{32}.*\n.*confirmed in block \d+/s)
-    const followed = await okJson<{ status: string, target: string }>(['follow', 'bob', '--key', 'alice'], env)
+    const followed = await okJson<{ status: string, target: string }>(['follow', 'bob_smith', '--key', 'alice'], env)
     assert.deepEqual([followed.status, followed.target], ['confirmed', bob.pub_key])
     const timeline = await okJson<{ posts: Array<{ post_id: string, author: string, content_preview: string }> }>(['timeline', '--key', 'alice'], env)
     assert.deepEqual(timeline.posts.map((p) => [p.post_id, p.author, p.content_preview]), [[post.post_id, bob.pub_key, 'first post from bob #hello']])

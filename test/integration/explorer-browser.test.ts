@@ -14,7 +14,8 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import sharp from 'sharp'
-import { buildTx, createPostTx, newAccount, postActionTx, publishRequest, transfer, type Account, type PublishResponse } from '../../src/client/index.js'
+import { USERNAME_FEE_UT, USERNAME_REGISTRY_ID } from '../../src/contracts/wellknown.js'
+import { buildTx, callContract, createPostTx, newAccount, postActionTx, publishRequest, transfer, type Account, type PublishResponse } from '../../src/client/index.js'
 import { REPO_ROOT, http, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 import { CHROMIUM, offlineContext } from '../helpers/offline-browser.js'
 
@@ -84,6 +85,7 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     await submitAll(node, [
       buildTx(alice, { type: 'REGISTER_KEY', payload: { x25519_pub: x25519, nickname: 'alice' } }),
       buildTx(alice, { type: 'LINK_DEVICE', payload: { device_x25519_pub: phoneKey, device_name: 'phone' } }),
+      callContract(alice, USERNAME_REGISTRY_ID, 'register', ['Alice_Ex'], { amount: USERNAME_FEE_UT }),
       pay
     ])
     transferHeight = (await node.client.getTx(transferId)).block_index as number
@@ -135,7 +137,7 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       const height = Number((await page.locator('[data-figure="Height"]').innerText()).replace(/,/g, ''))
       assert.ok(height >= transferHeight, `height ${height} shown`)
       assert.equal(await page.locator('[data-figure="Supply"]').innerText(), '100 T', 'the genesis allocation, no block rewards')
-      assert.equal(await page.locator('[data-figure="Transactions"]').innerText(), '5')
+      assert.equal(await page.locator('[data-figure="Transactions"]').innerText(), '6')
       assert.match(await page.locator('[data-figure="Validators"]').innerText(), /^1$/)
       assert.equal(await page.locator('[data-figure="Feed posts"]').innerText(), '1')
       assert.equal(await page.locator('[data-figure="Mailbox envelopes"]').innerText(), '0')
@@ -173,6 +175,7 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       assert.equal(await page.locator('#nickname').innerText(), 'alice')
       const identity = await mainText(page)
       assert.ok(identity.includes(x25519), 'the X25519 key')
+      assert.equal(await page.locator('#username').innerText(), '@alice_ex', 'the username from the registry')
       assert.ok(identity.includes('phone'), 'the device')
       assert.ok(identity.includes(phoneKey), 'the device key')
       assert.ok(identity.includes('Sunset over the harbour'), 'the author\'s post')
@@ -222,7 +225,7 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     assert.deepEqual(refused, [])
   })
 
-  test('the search box finds a transaction id, an address, a pubkey and a block height, and says "not found"', async () => {
+  test('the search box finds a transaction id, an address, a pubkey, a block height and a username, and says "not found"', async () => {
     const context = await offlineContext(browser, refused, WIDTHS[0])
     const page = await context.newPage()
     await open(page, `${node.url}/`, '/', 'home')
@@ -242,6 +245,8 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     await search(String(transferHeight), 'block')
     assert.match(await page.locator('h1').innerText(), new RegExp(`#${transferHeight}$`))
     await search(postId, 'post')
+    await search('@Alice_Ex', 'identity')
+    assert.ok((await mainText(page)).includes(alice.pub), 'a username, case folded, finds its owner')
     await search('no-such-thing-here', 'search')
     assert.equal(await page.locator('[data-state="not-found"]').count(), 1)
     assert.match(await mainText(page), /Nothing on this node matches "no-such-thing-here"/)

@@ -9,7 +9,7 @@ import { z } from 'zod'
 import { KithError } from '../../errors.js'
 import { ContractKeys, Contracts, contractIdFor, CONTRACT_ID_RE, gasCost, installContract, type CallRecord, type ContractExecutor } from '../contracts.js'
 import { credit, debit, balanceOf } from '../ledger.js'
-import { DEPLOY_BYTE_FEE, MAX_ARGS_JSON_BYTES, MAX_CONTRACT_CODE_BYTES, MAX_GAS_LIMIT, MIN_FEE } from '../limits.js'
+import { DEPLOY_BYTE_FEE, MAX_ARGS_JSON_BYTES, MAX_BLOCK_GAS, MAX_CONTRACT_CODE_BYTES, MAX_GAS_LIMIT, MIN_FEE } from '../limits.js'
 import { asState } from '../registry.js'
 import type { StateOverlay } from '../state.js'
 import type { Transaction } from '../tx.js'
@@ -146,6 +146,10 @@ export const callContractRule = defineRule({
       gasLimit: payload.gas_limit,
       blockHeight: block.height
     }, { get: (key) => Contracts.storage(call, contract.contract_id, key) }))
+    if (block.gas !== undefined) {
+      if (block.gas.used + outcome.gasUsed > MAX_BLOCK_GAS) throw new KithError('TX_BLOCK_FULL', `the block's calls would use more than ${MAX_BLOCK_GAS} gas`)
+      block.gas.used += outcome.gasUsed
+    }
     const record: CallRecord = { ok: outcome.ok, gas_used: outcome.gasUsed, gas_cost_ut: gasCost(outcome.gasUsed, gasPrice) }
     if (outcome.ok) {
       for (const [key, value] of outcome.writes) {

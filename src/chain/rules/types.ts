@@ -13,6 +13,8 @@ export interface BlockContext {
   params: ChainParams
   /** runs contract code; needed to apply DEPLOY_CONTRACT and CALL_CONTRACT */
   contracts?: ContractExecutor
+  /** gas the block's calls have used so far (absent at admission, where calls are not run) */
+  gas?: { used: number }
 }
 
 export interface TxContext<P> {

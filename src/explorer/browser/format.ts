@@ -67,8 +67,8 @@ export type SearchKind = 'height' | 'tx' | 'account' | 'post' | 'username'
 export const PUBKEY_RE = /^[0-9a-f]{64}$/
 export const ADDRESS_RE = /^kith1[02-9ac-hj-np-z]{20,}$/
 export const POST_ID_RE = /^[0-9a-f]{32}$/
-/** the username registry's names: 4 to 32 characters (spec); letters, digits, `_`, `.` and `-` are tried */
-export const USERNAME_RE = /^[a-z0-9_.-]{4,32}$/i
+/** the username registry's names: 4 to 32 of a-z, 0-9 and _, ASCII uppercase folded (docs/contracts.md) */
+export const USERNAME_RE = /^[a-z0-9_]{4,32}$/i
 
 /**
  * Decides by shape what a search may mean; ambiguous input lists every reading, most likely

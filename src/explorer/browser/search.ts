@@ -36,7 +36,7 @@ async function resolve (q: string, kind: SearchKind): Promise<string | undefined
       return `/post/${id}`
     }
     case 'username': {
-      const owner = await registryValue(`name:${q.replace(/^@/, '')}`)
+      const owner = await registryValue(`name:${q.replace(/^@/, '').toLowerCase()}`)
       return owner !== undefined ? `/identity/${enc(owner)}` : undefined
     }
   }
