@@ -9,7 +9,7 @@ import { z } from 'zod'
 import { KithError } from '../../errors.js'
 import { ContractKeys, Contracts, contractIdFor, CONTRACT_ID_RE, gasCost, installContract, type CallRecord, type ContractExecutor } from '../contracts.js'
 import { credit, debit, balanceOf } from '../ledger.js'
-import { DEPLOY_BYTE_FEE, MAX_ARGS_JSON_BYTES, MAX_BLOCK_GAS, MAX_CONTRACT_CODE_BYTES, MAX_GAS_LIMIT, MIN_FEE } from '../limits.js'
+import { DEPLOY_BYTE_FEE, DEPLOY_GAS_PER_BYTE, MAX_ARGS_JSON_BYTES, MAX_BLOCK_GAS, MAX_CONTRACT_CODE_BYTES, MAX_GAS_LIMIT, MIN_FEE } from '../limits.js'
 import { asState } from '../registry.js'
 import type { StateOverlay } from '../state.js'
 import type { Transaction } from '../tx.js'
@@ -50,6 +50,16 @@ function undecidedIfThrown<T> (what: string, work: () => T): T {
   }
 }
 
+/**
+ * Counts `gas` against the block's bound (MAX_BLOCK_GAS): what every validator must spend
+ * re-executing the block's calls and preparing its deploys.
+ */
+function spendBlockGas (block: BlockContext, gas: number): void {
+  if (block.gas === undefined) return
+  if (block.gas.used + gas > MAX_BLOCK_GAS) throw new KithError('TX_BLOCK_FULL', `the block's calls and deploys would use more than ${MAX_BLOCK_GAS} gas`)
+  block.gas.used += gas
+}
+
 /** At admission (no proposer yet) calls are not run: the worst case is reserved instead. */
 function isAdmission (block: BlockContext): boolean {
   return block.proposer === ''
@@ -77,7 +87,9 @@ export const deployContractRule = defineRule({
   },
   apply ({ tx, payload, state, block }) {
     const executor = executorOf(block, tx.type)
-    const prepared = undecidedIfThrown('the deploy', () => executor.prepare(codeOf(payload)))
+    const code = codeOf(payload)
+    const prepared = undecidedIfThrown('the deploy', () => executor.prepare(code))
+    if (!isAdmission(block)) spendBlockGas(block, code.length * DEPLOY_GAS_PER_BYTE)
     installContract(state, {
       id: contractIdFor(tx.id),
       name: payload.name,
@@ -146,10 +158,7 @@ export const callContractRule = defineRule({
       gasLimit: payload.gas_limit,
       blockHeight: block.height
     }, { get: (key) => Contracts.storage(call, contract.contract_id, key) }))
-    if (block.gas !== undefined) {
-      if (block.gas.used + outcome.gasUsed > MAX_BLOCK_GAS) throw new KithError('TX_BLOCK_FULL', `the block's calls would use more than ${MAX_BLOCK_GAS} gas`)
-      block.gas.used += outcome.gasUsed
-    }
+    spendBlockGas(block, outcome.gasUsed)
     const record: CallRecord = { ok: outcome.ok, gas_used: outcome.gasUsed, gas_cost_ut: gasCost(outcome.gasUsed, gasPrice) }
     if (outcome.ok) {
       for (const [key, value] of outcome.writes) {

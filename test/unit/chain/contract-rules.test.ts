@@ -27,6 +27,18 @@ const SPENDER = wat(`(module ${IMPORTS}
   (func (export "spin") (loop $l (br $l)))
   (func (export "pay") (call $transfer (i32.const 0) (i32.const 64) (i64.const 1000))))`)
 
+/** `wasm` with a custom section of `bytes` appended: valid, ignored by the VM, counted as code size. */
+function withCustomSection (wasm: Uint8Array, bytes: number): Uint8Array {
+  const name = Buffer.from('pad')
+  const body = Buffer.concat([Buffer.from([name.length]), name, Buffer.alloc(bytes)])
+  const size: number[] = []
+  for (let n = body.length; ; n >>>= 7) {
+    if (n < 0x80) { size.push(n); break }
+    size.push((n & 0x7f) | 0x80)
+  }
+  return Buffer.concat([wasm, Buffer.from([0, ...size]), body])
+}
+
 function chain (engine: ContractEngine): { state: MemoryState, root: string } {
   const genesis = GenesisSchema.parse({
     chain_id: 'kith-rules', genesis_time: '2026-03-01T00:00:00Z', validators: [{ pub_key: VALIDATOR, power: 1 }],
@@ -105,6 +117,15 @@ describe('contract rules with the inline VM', () => {
     const over: Block = { header, txs: spins, last_commit: null }
     assert.throws(() => executeBlock(state, over, { params: ctx(engine).params, chainId: 'kith-rules', prevHash: 'p', prevStateRoot: first.root, contracts: engine }),
       (err: Error & { code?: string }) => err.code === 'TX_BLOCK_FULL')
+  })
+
+  test('deploys count 100 gas per byte of code against the same bound: two of the largest fit in a block, the third waits', () => {
+    const { state, root } = chain(engine)
+    const big = withCustomSection(SPENDER, 120 * 1024)
+    const deploys = [0, 1, 2].map((i) => deployContract(alice, big, `big${i}`, { id: `deploy-${i}`, time: T0 }))
+    const selection = selectBlockTxs(state, deploys.map(checked), ctx(engine), root)
+    assert.deepEqual(selection.included.map((tx) => tx.id), ['deploy-0', 'deploy-1'])
+    assert.deepEqual(selection.rejected, [])
   })
 
   test('the worker VM computes the same writes and state root as the inline VM', async () => {
