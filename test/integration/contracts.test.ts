@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { callContract, deployContract, newAccount, type Account, type Transaction } from '../../src/client/index.js'
 import { contractIdFor } from '../../src/chain/index.js'
 import { USERNAME_REGISTRY_ID } from '../../src/contracts/wellknown.js'
+import { IMPORTS, wat } from '../unit/contracts/helpers.js'
 import { errorMessage, http, REPO_ROOT, startNode, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
 
 const T = 1_000_000
@@ -164,8 +165,9 @@ describe('contracts over HTTP', () => {
     assert.equal((await http(node.url, 'POST', '/api/tx', { body: notArray })).status, 200, 'no args is fine at submission')
   })
 
-  async function deploy (file: string, name: string, version: string): Promise<string> {
-    const tx = deployContract(alice, await readFile(join(REPO_ROOT, 'contracts', 'build', file)), name, { version })
+  async function deploy (code: string | Uint8Array, name: string, version: string): Promise<string> {
+    const wasm = typeof code === 'string' ? await readFile(join(REPO_ROOT, 'contracts', 'build', code)) : code
+    const tx = deployContract(alice, wasm, name, { version })
     await confirm(tx)
     return contractIdFor(tx.id)
   }
@@ -210,6 +212,26 @@ describe('contracts over HTTP', () => {
     const older = await get<{ logs: Array<{ seq: number, text?: string }>, next_cursor: number | null }>(`/api/contracts/${id}/logs?limit=2&before=2`)
     assert.deepEqual(older.logs.map((l) => l.text), [`init ${alice.pub}`])
     assert.equal(older.next_cursor, null)
+  })
+
+  test('an infinite loop, a deep recursion, a memory bomb and a huge log end as failed calls; the node keeps committing', async () => {
+    const hostile = wat(`(module ${IMPORTS}
+      (memory (export "memory") 1 1)
+      (func (export "spin") (loop $l (br $l)))
+      (func $recurse (export "recurse") (call $recurse))
+      (func (export "bomb") (loop $l (memory.fill (i32.const 0) (i32.const 0) (i32.const 65536)) (drop (memory.grow (i32.const 1))) (br $l)))
+      (func (export "shout") (call $emit_log (i32.const 0) (i32.const 60000))))`)
+    const id = await deploy(hostile, 'hostile', '0')
+    const expected: Record<string, string> = { spin: 'out of gas', recurse: 'call depth exceeded', bomb: 'out of gas', shout: 'log too large' }
+    for (const [method, error] of Object.entries(expected)) {
+      const detail = await confirm(callContract(dave, id, method, [], { gasLimit: 10_000_000 }))
+      const result = detail.call_result as CallResult
+      assert.deepEqual([result.ok, result.error], [false, error], method)
+      assert.ok(result.gas_used <= 10_000_000)
+    }
+    const before = (await get<{ height: number }>('/api/netstats')).height
+    const after = await confirm(callContract(alice, USERNAME_REGISTRY_ID, 'owner_of', ['alice_01']))
+    assert.ok((after.block_index as number) > before, 'blocks keep coming')
   })
 
   test('a module using floats is refused at submission', async () => {

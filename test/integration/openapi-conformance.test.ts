@@ -8,7 +8,8 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import { newAccount, transfer, type Account } from '../../src/client/index.js'
+import { callContract, newAccount, type Account } from '../../src/client/index.js'
+import { USERNAME_FEE_UT, USERNAME_REGISTRY_ID } from '../../src/contracts/wellknown.js'
 import { http, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 
 interface Operation {
@@ -26,10 +27,11 @@ describe('answers validate against the OpenAPI document', () => {
   before(async () => {
     alice = newAccount()
     node = await startNode({ alloc: [{ pub: alice.pub, amountUt: 10_000_000 }] })
-    const tx = transfer(alice, newAccount().pub, 5)
+    // a username registration: its detail carries gas_used and call_result, and the registry a value and a log
+    const tx = callContract(alice, USERNAME_REGISTRY_ID, 'register', ['alice_01'], { amount: USERNAME_FEE_UT })
     txId = tx.id
     assert.equal((await http(node.url, 'POST', '/api/tx', { body: tx })).status, 200)
-    await waitFor(async () => ((await http(node.url, 'GET', `/api/tx/${tx.id}`)).json as { status?: string }).status === 'confirmed', 20_000, { message: 'the transfer confirmed' })
+    await waitFor(async () => ((await http(node.url, 'GET', `/api/tx/${tx.id}`)).json as { status?: string }).status === 'confirmed', 20_000, { message: 'the call confirmed' })
   })
 
   after(async () => { await stopAllNodes() })
@@ -39,8 +41,10 @@ describe('answers validate against the OpenAPI document', () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false })
     ajv.addSchema(doc as object, 'kith-openapi')
     const values: Record<string, string> = {
-      id: txId, pubkey: alice.pub, pubkey_or_address: alice.pub, master_pub: alice.pub, pub: '00'.repeat(32), height: '1', author: alice.pub, tag: 'kith'
+      id: txId, pubkey: alice.pub, pubkey_or_address: alice.pub, master_pub: alice.pub, pub: '00'.repeat(32), height: '1', author: alice.pub, tag: 'kith', key: 'name:alice_01'
     }
+    // contract routes name the contract `id` too (the spec's path)
+    const valuesFor = (path: string): Record<string, string> => path.startsWith('/api/contracts/') ? { ...values, id: USERNAME_REGISTRY_ID } : values
     const validated: string[] = []
     const skipped: string[] = []
     for (const [path, methods] of Object.entries(doc.paths)) {
@@ -50,6 +54,7 @@ describe('answers validate against the OpenAPI document', () => {
       if (schema === undefined) continue
       let url = path
       let fillable = true
+      const values = valuesFor(path)
       for (const p of op.parameters ?? []) {
         if (p.in === 'path') {
           if (values[p.name] === undefined) fillable = false
@@ -72,7 +77,8 @@ describe('answers validate against the OpenAPI document', () => {
     const netstats = ajv.getSchema(`kith-openapi#${pointer('', 'paths', '/api/netstats', 'get', 'responses', '200', 'content', 'application/json', 'schema')}`)
     assert.equal(netstats?.({}), false)
     // the chain, relay and feed reads at least, whatever else the document lists
-    for (const path of ['/api/netstats', '/api/tx/{id}', '/api/address/{pubkey}', '/api/network-info', '/api/validators', '/api/peers', '/api/well-known-version', '/api/limits', '/relay/inbox']) {
+    for (const path of ['/api/netstats', '/api/tx/{id}', '/api/address/{pubkey}', '/api/network-info', '/api/validators', '/api/peers', '/api/well-known-version', '/api/limits', '/relay/inbox',
+      '/api/well-known-contracts', '/api/contracts', '/api/contracts/{id}', '/api/contracts/{id}/state/{key}', '/api/contracts/{id}/logs']) {
       assert.ok(validated.includes(path), `GET ${path} was validated (skipped: ${skipped.join(', ')})`)
     }
   })
