@@ -3,9 +3,10 @@
  * type, submitting over HTTP and waiting for confirmation. Depends only on the chain's wire
  * format, never on node internals.
  */
-import type { Transaction } from './build.js'
+import { sign, toBase64 } from '../crypto/index.js'
+import type { Account, Transaction } from './build.js'
 import type { PublishRequest, PublishResponse } from './feed.js'
-import type { InboxItem } from '../relay/envelope.js'
+import { readText, type InboxItem } from '../relay/envelope.js'
 
 export type { InboxItem }
 
@@ -89,12 +90,22 @@ export class KithClient {
     return await this.request('POST', '/relay/broadcast', { envelope })
   }
 
-  /** One page of a mailbox, oldest first; page on with the last item's sent_at and id. */
-  async inbox (x25519Pub: string, page: { since?: number, after?: string, limit?: number } = {}): Promise<{ pub: string, count: number, has_more: boolean, items: InboxItem[] }> {
+  /**
+   * One page of a mailbox, oldest first; page on with the last item's sent_at and id. With
+   * `reader` (the identity the mailbox key is linked to), the read is signed, as nodes running
+   * with SVC_RELAY_READ_AUTH require (docs/relay.md); other nodes ignore the signature.
+   */
+  async inbox (x25519Pub: string, page: { since?: number, after?: string, limit?: number, reader?: Account } = {}): Promise<{ pub: string, count: number, has_more: boolean, items: InboxItem[] }> {
     const query = new URLSearchParams({ pub: x25519Pub })
     if (page.since !== undefined) query.set('since', String(page.since))
     if (page.after !== undefined) query.set('after', page.after)
     if (page.limit !== undefined) query.set('limit', String(page.limit))
+    if (page.reader !== undefined) {
+      const ts = Math.floor(Date.now() / 1000)
+      query.set('ed25519_pub', page.reader.pub)
+      query.set('ts', String(ts))
+      query.set('sig', toBase64(sign(Buffer.from(readText(x25519Pub, ts), 'utf8'), page.reader.keyPair.secretKey)))
+    }
     return await this.request('GET', `/relay/inbox?${query.toString()}`)
   }
 

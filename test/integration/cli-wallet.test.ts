@@ -15,7 +15,7 @@ import { Keystore } from '../../src/cli/wallet/index.js'
 import { buildTx } from '../../src/client/index.js'
 import { generateSealKey } from '../../src/relay/index.js'
 import { seedOf, toBase64, toHex } from '../../src/crypto/index.js'
-import { KITH_BIN, REPO_ROOT, childEnv, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
+import { KITH_BIN, REPO_ROOT, childEnv, http, pickBasePort, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 import { exifRead, groupsOf, photoWithMetadata } from '../helpers/media-files.js'
 import sharp from 'sharp'
 
@@ -57,7 +57,8 @@ describe('cli wallet', () => {
     env = { KITH_KEYSTORE: keystore, KITH_PASSPHRASE: PASSPHRASE }
     // the key comes first, then a node whose genesis funds it
     alice = await okJson(['keys', 'new', '--name', 'alice'], env)
-    node = await startNode({ alloc: [{ pub: alice.pub_key, amountUt: 100_000_000 }] })
+    // a fixed HTTP port, so that `msg watch` can find the node again after a restart
+    node = await startNode({ alloc: [{ pub: alice.pub_key, amountUt: 100_000_000 }], args: ['--stats-addr', `127.0.0.1:${await pickBasePort(1)}`] })
     env.KITH_NODE = node.url
   })
 
@@ -162,7 +163,7 @@ describe('cli wallet', () => {
     assert.match(bad.stderr, /"not-a-post" is not a post id \(32 lowercase hex\)/)
   })
 
-  test('msg watch prints each message opened as it arrives, and Ctrl-C ends it', async () => {
+  test('msg watch prints each message opened as it arrives, rides out a node restart without missing or repeating one, and Ctrl-C ends it', async () => {
     await ok(['keys', 'new', '--name', 'erin'], env)
     await ok(['send', 'erin', '0.1', '--key', 'alice'], env)
     await ok(['username', 'register', 'erin', '--key', 'erin'], env)
@@ -178,12 +179,18 @@ describe('cli wallet', () => {
       await waitFor(() => /first, live/.test(stdout), 15_000, { message: `the first message on stdout: ${stderr}` })
       await ok(['msg', 'send', 'erin', 'second, live', '--key', 'bob'], env)
       await waitFor(() => /second, live/.test(stdout), 15_000, { message: `the second message on stdout: ${stderr}` })
+      await node.stop()
+      await node.restart()
+      await waitFor(() => /reconnecting in/.test(stderr), 15_000, { message: `the watcher to notice the restart: ${stderr}` })
+      await waitFor(() => (stderr.match(/watching the mailbox of erin/g) ?? []).length === 2, 30_000, { message: `the watcher to subscribe again: ${stderr}` })
+      await ok(['msg', 'send', 'erin', 'third, after the restart', '--key', 'alice'], env)
+      await waitFor(() => /third, after the restart/.test(stdout), 15_000, { message: `the third message on stdout: ${stderr}` })
     } finally {
       watcher.kill('SIGINT')
     }
     assert.equal(await exited, 0, stderr)
     const lines = stdout.trim().split('\n')
-    assert.equal(lines.length, 2)
+    assert.equal(lines.length, 3, 'the replay after reconnecting repeats nothing')
     assert.match(lines[0], new RegExp(`^\\S+Z  alice ${alice.pub_key.slice(0, 16)}…: first, live$`))
     assert.match(lines[1], / {2}bob [0-9a-f]{16}…: second, live$/)
   })
@@ -218,6 +225,19 @@ describe('cli wallet', () => {
     assert.equal((await node.client.devices(frank.pub_key)).count, 0)
     const bad = await kith(['device', 'link', 'nothing-like-a-key', '--key', 'frank'], env)
     assert.match(bad.stderr, /neither a device's X25519 key \(64 lowercase hex\) nor a key name/)
+  })
+
+  test('on a node that requires signed inbox reads, msg inbox signs its reads and works', async () => {
+    const strict = await startNode({ alloc: [{ pub: alice.pub_key, amountUt: 100_000_000 }], env: { SVC_RELAY_READ_AUTH: 'true' } })
+    const on = { ...env, KITH_NODE: strict.url }
+    await ok(['username', 'register', 'alice_strict', '--key', 'alice'], on)
+    await ok(['msg', 'send', '@alice_strict', 'a note to self', '--key', 'alice'], on)
+    const alicePub = await okJson<{ x25519_pub: string }>(['keys', 'show', 'alice'], on)
+    const unsigned = await http(strict.url, 'GET', `/relay/inbox?pub=${alicePub.x25519_pub}`)
+    assert.equal(unsigned.status, 401, 'a read without the owner\'s signature is refused here')
+    const inbox = await okJson<{ count: number, conversations: Array<{ messages: Array<{ text?: string }> }> }>(['msg', 'inbox', '--key', 'alice'], on)
+    assert.equal(inbox.count, 1)
+    assert.equal(inbox.conversations[0].messages[0].text, 'a note to self')
   })
 
   test('a message to a key that published no mailbox key says what the recipient must do', async () => {

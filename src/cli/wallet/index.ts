@@ -109,7 +109,7 @@ export function registerWalletCommands (program: Command): void {
   withGlobals(msg.command('inbox').description('fetch the key\'s mailbox, open each envelope, show them per conversation'))
     .action(run(async (ctx) => {
       const key = await ctx.unlock()
-      const items = await ctx.api(async (c) => await readInbox(c, key.mailbox))
+      const items = await ctx.api(async (c) => await readInbox(c, key.mailbox, key.account))
       const conversations = openItems(items, key.mailbox)
       const withNames = await Promise.all(conversations.map(async (c) => ({ ...c, name: await ctx.peerName(c.peer, c.peer_is_ed25519) })))
       ctx.print({ mailbox: toHex(key.mailbox.publicKey), count: items.length, conversations: withNames }, () => {

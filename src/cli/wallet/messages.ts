@@ -3,7 +3,7 @@
  * (every linked device, else the identity's x25519_pub; docs/relay.md), and inbox items opened
  * and grouped by conversation (sender_ed25519_pub when present, else sender_pub).
  */
-import { ApiError, type InboxItem, type KithClient } from '../../client/index.js'
+import { ApiError, type Account, type InboxItem, type KithClient } from '../../client/index.js'
 import { fromBase64, toBase64, toHex } from '../../crypto/index.js'
 import { boxOpen, boxSeal, randomNonce, type SealKey } from '../../relay/index.js'
 import { CliError } from './errors.js'
@@ -53,14 +53,15 @@ export interface Conversation {
   messages: OpenedMessage[]
 }
 
-export async function readInbox (client: KithClient, mailbox: SealKey): Promise<InboxItem[]> {
+/** Every envelope of `mailbox`, the reads signed by `reader` (the identity it belongs to). */
+export async function readInbox (client: KithClient, mailbox: SealKey, reader: Account): Promise<InboxItem[]> {
   const pub = toHex(mailbox.publicKey)
   const items: InboxItem[] = []
-  let page = await client.inbox(pub, { limit: INBOX_PAGE })
+  let page = await client.inbox(pub, { limit: INBOX_PAGE, reader })
   items.push(...page.items)
   while (page.has_more && page.items.length > 0) {
     const last = page.items[page.items.length - 1]
-    page = await client.inbox(pub, { since: last.sent_at, after: last.id, limit: INBOX_PAGE })
+    page = await client.inbox(pub, { since: last.sent_at, after: last.id, limit: INBOX_PAGE, reader })
     items.push(...page.items)
   }
   return items
