@@ -6,6 +6,7 @@
 import type { ContractVm, PreparedModule } from '../contracts/vm/index.js'
 import { sha256Hex } from '../crypto/index.js'
 import { asState } from './registry.js'
+import { MAX_BLOCK_GAS, MAX_GAS_PRICE } from './limits.js'
 import type { StateOverlay, StateReader } from './state.js'
 
 /** The engine as the chain sees it: deterministic, the same inputs giving the same outcome and gas on every node. */
@@ -68,6 +69,26 @@ export function contractIdFor (origin: string): string {
 }
 
 export const CONTRACT_ID_RE = /^[0-9a-f]{40}$/
+
+/**
+ * The live gas price after a block whose calls used `used` gas: congestion pricing with the
+ * genesis price as its floor. Above half the block bound the price rises, below it falls back,
+ * by at most an eighth per block (and at least 1 µT per 1,000 gas when it moves at all), so
+ * sustained demand is priced and a burst is not.
+ */
+export function nextGasPrice (price: number, used: number, floor: number): number {
+  const target = MAX_BLOCK_GAS / 2
+  if (used > target) return Math.min(MAX_GAS_PRICE, price + Math.max(1, Math.floor(price * (used - target) / target / 8)))
+  if (price <= floor) return price
+  return Math.max(floor, price - Math.max(1, Math.floor(price * (target - used) / target / 8)))
+}
+
+/** Writes the gas price that follows a block (only when it changes, so a quiet chain's blocks write nothing). */
+export function settleGasPrice (state: Pick<StateOverlay, 'get' | 'set'>, used: number, floor: number): void {
+  const price = Contracts.gasPrice(state)
+  const next = nextGasPrice(price, used, floor)
+  if (next !== price) state.set(ContractKeys.gasPrice, next)
+}
 
 /** µT billed for `gasUsed` at `gasPrice` µT per 1,000 gas, rounded up. */
 export function gasCost (gasUsed: number, gasPrice: number): number {

@@ -56,5 +56,7 @@ export const MAX_BLOCK_GAS = 200_000_000
  * deploys of the largest module.
  */
 export const DEPLOY_GAS_PER_BYTE = 700
-/** Gas price at genesis when the genesis file sets none: µT per 1,000 gas. */
+/** Gas price at genesis when the genesis file sets none: µT per 1,000 gas. It is also the floor of the live price. */
 export const DEFAULT_GAS_PRICE = 1
+/** Ceiling of the live gas price: MAX_GAS_LIMIT at it costs 10^13 µT, an exact amount. */
+export const MAX_GAS_PRICE = 1_000_000_000

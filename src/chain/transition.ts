@@ -6,7 +6,7 @@
 import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 import { blockHash, commitHash, txRootAndBytes, type Block } from './block.js'
-import type { ContractExecutor } from './contracts.js'
+import { settleGasPrice, type ContractExecutor } from './contracts.js'
 import type { ChainParams } from './genesis.js'
 import { credit, debit } from './ledger.js'
 import { MAX_BLOCK_BYTES, MAX_BLOCK_TXS, MAX_TX_AGE_IN_BLOCK_MS, TIMESTAMP_TOLERANCE_MS } from './limits.js'
@@ -130,6 +130,7 @@ export function executeBlock (state: StateReader, block: Block, opts: ExecuteOpt
     if (tx.type === 'BLOCK_REWARD' && block.txs.length === 1) throw new KithError('TX_INVALID', 'BLOCK_REWARD is only minted in a block that carries other transactions')
     applyTx(overlay, checkStateless(tx, opts.checkSignature), ctx)
   })
+  settleGasPrice(overlay, ctx.gas?.used ?? 0, opts.params.gas_price)
   const stateRoot = nextStateRoot(opts.prevStateRoot, overlay.writes)
   if (header.state_root !== stateRoot) {
     throw new KithError('TX_INVALID', `block ${header.height} state_root does not match its execution`)
@@ -186,6 +187,7 @@ export function selectBlockTxs (state: StateReader, candidates: Iterable<Checked
       bytes += size
     } else rejected.push({ tx: checked.tx, error })
   }
+  settleGasPrice(overlay, ctx.gas?.used ?? 0, ctx.params.gas_price)
   return { included, rejected, writes: overlay.writes, stateRoot: nextStateRoot(prevStateRoot, overlay.writes) }
 }
 

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  ContractKeys, Contracts, GenesisSchema, MAX_BLOCK_GAS, StateKeys, checkStateless, contractIdFor, executeBlock, genesisState, selectBlockTxs,
+  ContractKeys, Contracts, GenesisSchema, MAX_BLOCK_GAS, nextGasPrice, StateKeys, checkStateless, contractIdFor, executeBlock, genesisState, selectBlockTxs,
   txRoot, type Block, type BlockContext, type CheckedTx, type MemoryState
 } from '../../../src/chain/index.js'
 import { callContract, deployContract, accountFrom } from '../../../src/client/index.js'
@@ -114,10 +114,22 @@ describe('contract rules with the inline VM', () => {
     const selection = selectBlockTxs(state, spins.map(checked), ctx(engine, 2), first.root)
     assert.deepEqual(selection.included.map((tx) => tx.id), spins.slice(0, fit).map((tx) => tx.id), 'the last one waits')
     assert.deepEqual(selection.rejected, [], 'and is not dropped')
+    assert.equal(selection.writes.get(ContractKeys.gasPrice), 2, 'a block over half the bound raises the gas price')
     const header = { chain_id: 'kith-rules', height: 2, time: T0 + 2000, prev_hash: 'p', tx_root: txRoot(spins), state_root: '', proposer: VALIDATOR, last_commit_hash: '' }
     const over: Block = { header, txs: spins, last_commit: null }
     assert.throws(() => executeBlock(state, over, { params: ctx(engine).params, chainId: 'kith-rules', prevHash: 'p', prevStateRoot: first.root, contracts: engine }),
       (err: Error & { code?: string }) => err.code === 'TX_BLOCK_FULL')
+  })
+
+  test('the live gas price: up by at most an eighth above half the block bound, back down to the genesis floor below it, capped', () => {
+    const half = MAX_BLOCK_GAS / 2
+    assert.equal(nextGasPrice(1, half, 1), 1, 'at the target it stays')
+    assert.equal(nextGasPrice(1, half + 1, 1), 2, 'moving, it moves by at least 1')
+    assert.equal(nextGasPrice(800, MAX_BLOCK_GAS, 1), 900, 'a full block: +1/8')
+    assert.equal(nextGasPrice(800, 0, 1), 700, 'an empty block: -1/8')
+    assert.equal(nextGasPrice(2, 0, 2), 2, 'never below the genesis price')
+    assert.equal(nextGasPrice(5, 0, 0), 4)
+    assert.equal(nextGasPrice(1_000_000_000, MAX_BLOCK_GAS, 1), 1_000_000_000, 'capped')
   })
 
   test('deploys count 700 gas per byte of code against the same bound: two of the largest fit in a block, the third waits', () => {
