@@ -7,7 +7,7 @@ import { pino } from 'pino'
 import { createApi, type OnboardingOptions } from '../api/index.js'
 import { accountFrom, type Account } from '../client/index.js'
 import { P2PHost } from '../p2p/index.js'
-import { ownsMailbox } from '../chain/index.js'
+import { Contracts, ownsMailbox } from '../chain/index.js'
 import { RelayFees, RelayService, readRelayEnv, sealKeyFromEd25519 } from '../relay/index.js'
 import { FeedService } from '../feed/index.js'
 import { MediaScrubber, readMediaEnv } from '../media/index.js'
@@ -164,9 +164,17 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     mailboxEnvelopes: () => relay.store.size.envelopes,
     mailboxDirs: [join(loaded.dataDir, 'relay')],
     feedBodyBytes: () => feed.diskUsedBytes,
-    feedPosts: () => feed.index.size
+    feedPosts: () => feed.index.size,
+    contracts: () => Contracts.count(node.store),
+    gasPrice: () => Contracts.gasPrice(node.store)
   })
-  node.events.on('block', (summary, _txs, commit) => { metrics.observeBlock(summary.time, summary.tx_count, commit.round) })
+  node.events.on('block', (summary, txs, commit) => {
+    metrics.observeBlock(summary.time, summary.tx_count, commit.round)
+    for (const tx of txs) {
+      const call = tx.type === 'CALL_CONTRACT' ? Contracts.call(node.store, tx.id) : undefined
+      if (call !== undefined) metrics.observeContractCall(call.ok, call.gas_used)
+    }
+  })
   // Consensus state is restored whole before the network can say anything (restore is synchronous).
   node.start()
   const chainDisk = config.chain_disk_limit_mb !== undefined

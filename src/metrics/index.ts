@@ -25,6 +25,9 @@ export interface NodeReadings {
   mailboxDirs?: string[]
   feedBodyBytes?: () => number
   feedPosts?: () => number
+  contracts?: () => number
+  /** the live gas price, µT per 1,000 gas */
+  gasPrice?: () => number
 }
 
 /** Block intervals and request durations: from a loopback GET to a full block under load. */
@@ -38,6 +41,8 @@ export class NodeMetrics {
   private readonly blockInterval: Histogram
   private readonly roundsPerHeight: Histogram
   private readonly blockTxs: Counter
+  private readonly contractCalls: Counter<'result'>
+  private readonly contractGas: Counter
   private lastBlockTimeMs: number | undefined
 
   constructor (readings: NodeReadings) {
@@ -57,6 +62,8 @@ export class NodeMetrics {
     if (mailboxDirs !== undefined) gauge('kith_mailbox_disk_bytes', 'Bytes of the relay mailbox files on disk', () => mailboxDirs.reduce((sum, dir) => sum + bytesUnder(dir), 0))
     if (readings.feedBodyBytes !== undefined) gauge('kith_feed_disk_bytes', 'Bytes of post bodies counted against --feed-disk-limit-mb', readings.feedBodyBytes)
     if (readings.feedPosts !== undefined) gauge('kith_feed_posts', 'Live posts in the feed indexes', readings.feedPosts)
+    if (readings.contracts !== undefined) gauge('kith_contracts', 'Contracts deployed on the chain, the well-known ones included', readings.contracts)
+    if (readings.gasPrice !== undefined) gauge('kith_contract_gas_price', 'The live gas price: µT per 1,000 gas', readings.gasPrice)
 
     this.httpRequests = new Counter({ name: 'kith_http_requests_total', help: 'HTTP requests answered, by route template and status', labelNames: ['method', 'route', 'status'], registers })
     this.httpDuration = new Histogram({
@@ -65,6 +72,14 @@ export class NodeMetrics {
     this.blockInterval = new Histogram({ name: 'kith_block_interval_seconds', help: 'Time between the header times of consecutive committed blocks', buckets: BLOCK_BUCKETS, registers })
     this.roundsPerHeight = new Histogram({ name: 'kith_consensus_rounds_per_height', help: 'Rounds a committed height needed (1 when round 0 decided it)', buckets: [1, 2, 3, 4, 6, 10], registers })
     this.blockTxs = new Counter({ name: 'kith_chain_transactions_total', help: 'Transactions in committed blocks', registers })
+    this.contractCalls = new Counter({ name: 'kith_contract_calls_total', help: 'CALL_CONTRACT transactions in committed blocks, by outcome (ok or failed)', labelNames: ['result'], registers })
+    this.contractGas = new Counter({ name: 'kith_contract_gas_used_total', help: 'Gas used by the contract calls of committed blocks', registers })
+  }
+
+  /** A contract call in a block this node committed. */
+  observeContractCall (ok: boolean, gasUsed: number): void {
+    this.contractCalls.inc({ result: ok ? 'ok' : 'failed' })
+    this.contractGas.inc(gasUsed)
   }
 
   /** A block this node committed: `round` is the round its certificate was signed in. */

@@ -6,7 +6,8 @@
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-format'
-import { newAccount, transfer } from '../../src/client/index.js'
+import { callContract, newAccount, transfer } from '../../src/client/index.js'
+import { USERNAME_FEE_UT, USERNAME_REGISTRY_ID } from '../../src/contracts/wellknown.js'
 import { http, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 
 async function scrape (node: NodeProcess, headers: Record<string, string> = {}): Promise<Map<string, Family>> {
@@ -32,6 +33,8 @@ describe('GET /metrics', () => {
     const tx = transfer(alice, bob.pub, 5)
     assert.equal((await http(node.url, 'POST', '/api/tx', { body: tx })).status, 200)
     await waitFor(async () => (await http(node.url, 'GET', `/api/tx/${tx.id}`)).json !== undefined && ((await http(node.url, 'GET', `/api/tx/${tx.id}`)).json as { status: string }).status === 'confirmed', 20_000, { message: 'the transfer confirmed' })
+    const call = callContract(alice, USERNAME_REGISTRY_ID, 'register', ['metrics_1'], { amount: USERNAME_FEE_UT })
+    await node.client.submitAndWait(call, { timeoutMs: 20_000 })
     assert.equal((await http(node.url, 'POST', '/api/tx', { rawBody: '{"id":' })).status, 400)
     assert.equal((await http(node.url, 'GET', '/no/such/route')).status, 404)
 
@@ -40,10 +43,13 @@ describe('GET /metrics', () => {
     assert.equal(families.get('kith_chain_height')?.type, 'GAUGE')
     assert.ok(single(families, 'kith_chain_transactions_total') >= 1)
     assert.equal(single(families, 'kith_mempool_transactions'), 0)
-    for (const name of ['kith_consensus_round', 'kith_mempool_bytes', 'kith_p2p_peers', 'kith_mailbox_envelopes', 'kith_mailbox_disk_bytes', 'kith_feed_disk_bytes', 'kith_feed_posts']) {
+    for (const name of ['kith_consensus_round', 'kith_mempool_bytes', 'kith_p2p_peers', 'kith_mailbox_envelopes', 'kith_mailbox_disk_bytes', 'kith_feed_disk_bytes', 'kith_feed_posts', 'kith_contracts', 'kith_contract_gas_price']) {
       assert.ok(Number.isFinite(single(families, name)), name)
     }
     assert.ok(single(families, 'kith_mailbox_disk_bytes') > 0, 'the mailbox store has files on disk')
+    assert.ok(single(families, 'kith_contracts') >= 1, 'the registry, deployed at genesis')
+    assert.deepEqual(families.get('kith_contract_calls_total')?.metrics.map((m) => [m.labels?.result, Number(m.value)]), [['ok', 1]])
+    assert.ok(single(families, 'kith_contract_gas_used_total') > 0)
 
     const requests = families.get('kith_http_requests_total')
     assert.equal(requests?.type, 'COUNTER')
