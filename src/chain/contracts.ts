@@ -5,6 +5,7 @@
  */
 import type { ContractVm, PreparedModule } from '../contracts/vm/index.js'
 import { sha256Hex } from '../crypto/index.js'
+import { KithError } from '../errors.js'
 import { asState } from './registry.js'
 import { MAX_BLOCK_GAS, MAX_GAS_PRICE } from './limits.js'
 import type { StateOverlay, StateReader } from './state.js'
@@ -63,9 +64,17 @@ export const ContractKeys = {
   gasPrice: 'gas_price'
 } as const
 
-/** Contract ids: 40 hex characters, never a 64-character pubkey, so balances share one key space. */
-export function contractIdFor (origin: string): string {
-  return sha256Hex(Buffer.from(`kith-contract:${origin}`, 'utf8')).slice(0, 40)
+/**
+ * Contract ids: 40 hex characters, never a 64-character pubkey, so balances share one key space.
+ * A deployed contract's id comes from its DEPLOY_CONTRACT's id; a genesis contract's from its ABI
+ * name under another prefix, so no transaction id can name a genesis contract's id.
+ */
+export function contractIdFor (deployTxId: string): string {
+  return sha256Hex(Buffer.from(`kith-contract:${deployTxId}`, 'utf8')).slice(0, 40)
+}
+
+export function genesisContractId (abiName: string): string {
+  return sha256Hex(Buffer.from(`kith-contract-genesis:${abiName}`, 'utf8')).slice(0, 40)
 }
 
 export const CONTRACT_ID_RE = /^[0-9a-f]{40}$/
@@ -153,6 +162,7 @@ export interface DeployInput {
 
 /** Writes a prepared contract into state; the first of each ABI name becomes its well-known one. */
 export function installContract (state: Pick<StateOverlay, 'get' | 'set'>, input: DeployInput): ContractRecord {
+  if (state.get(ContractKeys.contract(input.id)) !== undefined) throw new KithError('TX_INVALID', `contract ${input.id} exists already`)
   const seq = Contracts.count(state) + 1
   const record: ContractRecord = {
     contract_id: input.id,

@@ -4,7 +4,7 @@ import { canonicalJson } from './canonical-json.js'
 import { PubkeySchema } from './tx.js'
 import { MemoryState, StateKeys, nextStateRoot, type StateValue } from './state.js'
 import type { ValidatorSetState } from './validators.js'
-import { ContractKeys, contractIdFor, installContract, type PreparedContract } from './contracts.js'
+import { ContractKeys, genesisContractId, installContract, type PreparedContract } from './contracts.js'
 import { DEFAULT_GAS_PRICE } from './limits.js'
 import { sha256Hex } from '../crypto/index.js'
 
@@ -69,7 +69,7 @@ export function genesisState (genesis: Genesis, contracts: GenesisContract[] = [
   state.data.set(ContractKeys.gasPrice, genesis.params.gas_price)
   const writer = { get: (key: string) => state.data.get(key), set: (key: string, value: StateValue) => { state.data.set(key, value) } }
   for (const c of contracts) {
-    installContract(writer, { id: contractIdFor(`genesis:${c.name}`), name: c.name, version: c.version, deployer: '', height: 0, time: Date.parse(genesis.genesis_time) || 0, txId: '', prepared: c.prepared })
+    installContract(writer, { id: genesisContractId(c.name), name: c.name, version: c.version, deployer: '', height: 0, time: Date.parse(genesis.genesis_time) || 0, txId: '', prepared: c.prepared })
   }
   const stateRoot = nextStateRoot(genesisHash(genesis), new Map(state.data))
   return { state, stateRoot }

@@ -4,13 +4,13 @@
  * rebuilds the registry and compares).
  */
 import { readFileSync } from 'node:fs'
-import { contractIdFor, type ContractExecutor, type GenesisContract } from '../chain/index.js'
+import { genesisContractId, type ContractExecutor, type GenesisContract } from '../chain/index.js'
 
 /** ABI name of the username registry (contracts/username-registry.ts; rules in docs/contracts.md). */
 export const USERNAME_REGISTRY_NAME = 'username_registry'
 export const USERNAME_REGISTRY_VERSION = '1'
 /** Its id on every chain: contracts deployed at genesis are named by their ABI name. */
-export const USERNAME_REGISTRY_ID = contractIdFor(`genesis:${USERNAME_REGISTRY_NAME}`)
+export const USERNAME_REGISTRY_ID = genesisContractId(USERNAME_REGISTRY_NAME)
 
 /**
  * The registry's rules, enforced by its own code and published here for /api/limits and for

@@ -74,6 +74,15 @@ describe('contract rules with the inline VM', () => {
     assert.equal(Contracts.gasPrice(state), 1)
   })
 
+  test('no deploy can take a genesis contract\'s id, whatever its transaction id', () => {
+    const { state, root } = chain(engine)
+    const sneaky = deployContract(alice, SPENDER, 'username_registry', { id: 'genesis:username_registry', time: T0 })
+    block(engine, state, root, [checked(sneaky)])
+    assert.notEqual(contractIdFor(sneaky.id), USERNAME_REGISTRY_ID)
+    assert.equal(Contracts.get(state, USERNAME_REGISTRY_ID)?.deployer, '', 'the registry is untouched')
+    assert.equal(Contracts.wellKnown(state, 'username_registry'), USERNAME_REGISTRY_ID, 'and stays the well-known one')
+  })
+
   test('a register call: storage written, amount to the contract, fee and gas to the proposer, the outcome recorded', () => {
     const { state, root } = chain(engine)
     const tx = callContract(alice, USERNAME_REGISTRY_ID, 'register', ['alice_01'], { amount: USERNAME_FEE_UT, time: T0 })
