@@ -46,6 +46,27 @@ export interface ClientOptions {
   token?: string
 }
 
+export interface ContractInfo {
+  contract_id: string
+  name: string
+  version?: string
+  deployer: string
+  deployed_height: number
+  methods: string[]
+  well_known: boolean
+  balance_ut: number
+  log_count: number
+  code_size: number
+}
+
+function pageQuery (page: { limit?: number, before?: number }): string {
+  const query = new URLSearchParams()
+  if (page.limit !== undefined) query.set('limit', String(page.limit))
+  if (page.before !== undefined) query.set('before', String(page.before))
+  const text = query.toString()
+  return text === '' ? '' : `?${text}`
+}
+
 /** Thin HTTP client for the node interface. */
 export class KithClient {
   constructor (private readonly opts: ClientOptions) {}
@@ -141,6 +162,19 @@ export class KithClient {
   /** One value of a contract's state; value_hex and value_b64 are null when the key is missing. */
   async contractState (contractId: string, key: string): Promise<{ contract_id: string, key: string, value_b64: string | null, value_hex: string | null, value_u64?: number }> {
     return await this.request('GET', `/api/contracts/${encodeURIComponent(contractId)}/state/${encodeURIComponent(key)}`)
+  }
+
+  async contract (contractId: string): Promise<ContractInfo> {
+    return await this.request('GET', `/api/contracts/${encodeURIComponent(contractId)}`)
+  }
+
+  /** Contracts newest first; page on with `before` = the previous page's next_cursor. */
+  async contracts (page: { limit?: number, before?: number } = {}): Promise<{ count: number, total: number, contracts: ContractInfo[], next_cursor: number | null }> {
+    return await this.request('GET', `/api/contracts${pageQuery(page)}`)
+  }
+
+  async contractLogs (contractId: string, page: { limit?: number, before?: number } = {}): Promise<{ total: number, logs: Array<{ seq: number, tx_id: string, height: number, data_hex: string, text?: string }>, next_cursor: number | null }> {
+    return await this.request('GET', `/api/contracts/${encodeURIComponent(contractId)}/logs${pageQuery(page)}`)
   }
 
   /** The text stored under `key` by the username registry (`name:<username>`, `addr:<pubkey>`), or undefined. */

@@ -240,6 +240,36 @@ describe('cli wallet', () => {
     assert.equal(inbox.conversations[0].messages[0].text, 'a note to self')
   })
 
+  test('contracts: list, deploy the example counter, call it, read its state; call the registry by its ABI name, read its logs; a failed call exits 1', async () => {
+    const listed = await okJson<{ contracts: Array<{ name: string, well_known: boolean }> }>(['contract', 'list'], env)
+    assert.ok(listed.contracts.some((c) => c.name === 'username_registry' && c.well_known))
+    const deployed = await okJson<{ contract_id: string, methods: string[] }>(['contract', 'deploy', join(REPO_ROOT, 'contracts', 'build', 'counter.wasm'), '--name', 'counter', '--version', '1.0.0', '--key', 'alice'], env)
+    assert.match(deployed.contract_id, /^[0-9a-f]{40}$/)
+    assert.deepEqual(deployed.methods, ['get', 'increment'])
+    const called = await ok(['contract', 'call', deployed.contract_id, 'increment', '--key', 'alice'], env)
+    assert.match(called.stdout, /counter\.increment succeeded in block \d+\ngas used \d+ of 1000000, costing \d+ µT beside the 1000 µT fee\nreturned 1$/m)
+    const state = await okJson<{ value_u64: number, value_hex: string }>(['contract', 'state', deployed.contract_id, 'count'], env)
+    assert.deepEqual([state.value_u64, state.value_hex], [1, '0100000000000000'])
+    assert.match((await ok(['contract', 'state', deployed.contract_id, 'nothing'], env)).stdout, /^nothing: not set$/m)
+
+    const registered = await okJson<{ ok: boolean, gas_used: number }>(['contract', 'call', 'username_registry', 'register', '["alice_cli"]', '--amount', '10000ut', '--key', 'alice'], env)
+    assert.equal(registered.ok, true)
+    assert.match((await ok(['contract', 'state', 'username_registry', 'name:alice_cli'], env)).stdout, new RegExp(`name:alice_cli: "${alice.pub_key}"`))
+    assert.match((await ok(['contract', 'logs', 'username_registry', '--limit', '1'], env)).stdout, new RegExp(`register alice_cli ${alice.pub_key}`))
+    const refused = await kith(['contract', 'call', 'username_registry', 'register', '["x"]', '--amount', '10000ut', '--key', 'alice'], env)
+    assert.equal(refused.code, 1)
+    assert.match(refused.stdout, /username_registry\.register failed in block \d+: abort: .*the 0\.01 T \(10000 µT\) came back/)
+    const bad = await kith(['contract', 'call', 'username_registry', 'nope', '--key', 'alice'], env)
+    assert.match(bad.stderr, /username_registry \([0-9a-f]{40}\) has no method nope; it has .*register/)
+    assert.match((await kith(['contract', 'call', 'no_such_thing', 'x'], env)).stderr, /neither a contract id .* nor the ABI name of a well-known contract/)
+    assert.match((await kith(['contract', 'call', 'username_registry', 'register', '{"a":1}', '--key', 'alice'], env)).stderr, /must be a JSON array/)
+  })
+
+  test('optional arguments left out: keys show and balance use the selected key', async () => {
+    assert.match((await ok(['keys', 'show', '--key', 'alice'], env)).stdout, /^key "alice"/)
+    assert.match((await ok(['balance', '--key', 'alice'], env)).stdout, new RegExp(`^${alice.pub_key}: `))
+  })
+
   test('a message to a key that published no mailbox key says what the recipient must do', async () => {
     const carol = await okJson<{ pub_key: string }>(['keys', 'new', '--name', 'carol'], env)
     const res = await kith(['msg', 'send', carol.pub_key, 'hi', '--key', 'alice'], env)

@@ -31,6 +31,7 @@ export function withGlobals (cmd: Command): Command {
     .option('--json', 'machine-readable output on stdout')
 }
 
+/** `args`: the positional arguments; an optional one that was not given is undefined (read those as `string | undefined`). */
 export type Action = (ctx: Context, args: string[], opts: Record<string, unknown>) => Promise<void>
 
 /** Wraps an action: the Context from the command's options, the positional arguments. */
@@ -38,7 +39,7 @@ export function run (action: Action): (...args: unknown[]) => Promise<void> {
   return async (...args: unknown[]) => {
     const cmd = args[args.length - 1] as Command
     const opts = cmd.opts<GlobalOptions & Record<string, unknown>>()
-    await action(new Context(opts), args.slice(0, -2).map(String), opts)
+    await action(new Context(opts), args.slice(0, -2) as string[], opts)
   }
 }
 

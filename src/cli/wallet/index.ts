@@ -12,6 +12,7 @@ import { run, withGlobals } from './context.js'
 import { CliError } from './errors.js'
 import { SCRYPT_N } from './keystore.js'
 import { registerContactCommands } from './contacts.js'
+import { registerContractCommands } from './contracts.js'
 import { registerFeedCommands } from './feed.js'
 import { watchInbox } from './watch.js'
 import { mailboxKeysOf, openItems, readInbox, sealFor } from './messages.js'
@@ -37,13 +38,15 @@ export function registerWalletCommands (program: Command): void {
     }))
   withGlobals(keys.command('show').argument('[name]', 'key name (default: the selected key)').description('show a key\'s public parts; --check-passphrase also decrypts it'))
     .option('--check-passphrase', 'decrypt the key to check the passphrase')
-    .action(run(async (ctx, [name], opts) => {
+    .action(run(async (ctx, args, opts) => {
+      const [name] = args as Array<string | undefined>
       const info = opts.checkPassphrase === true ? (await ctx.unlock(name)).info : await ctx.keyInfo(name)
       ctx.print(info, [`key "${info.name}"`, `  pubkey   ${info.pub_key}`, `  address  ${info.address}`, `  mailbox  ${info.x25519_pub} (X25519)`, `  created  ${info.created_at}`, `  file     ${info.file}`])
     }))
 
   withGlobals(program.command('balance').argument('[who]', 'key name, pubkey or address (default: the selected key)').description('balance of an account'))
-    .action(run(async (ctx, [who]) => {
+    .action(run(async (ctx, args) => {
+      const [who] = args as Array<string | undefined>
       const pub = who === undefined ? (await ctx.keyInfo()).pub_key : (await ctx.resolve(who)).pub
       const account = await ctx.api(async (c) => await c.address(pub, 1))
       ctx.print({ pub_key: pub, balance_ut: account.balance_ut, tx_count: account.tx_count }, [`${pub}: ${showAmount(account.balance_ut)}, ${account.tx_count} transactions`])
@@ -127,4 +130,5 @@ export function registerWalletCommands (program: Command): void {
 
   registerContactCommands(program)
   registerFeedCommands(program)
+  registerContractCommands(program)
 }
