@@ -15,11 +15,17 @@ import { parseCount } from './feed.js'
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
+/** C0 controls and DEL, but tab and newline */
+function isControl (char: string): boolean {
+  const code = char.charCodeAt(0)
+  return (code < 0x20 && char !== '\t' && char !== '\n') || code === 0x7f
+}
+
 /** The bytes as text when they are UTF-8 without control characters (a u64 is not text). */
 function asText (bytes: Buffer): string | undefined {
   try {
     const text = UTF8.decode(bytes)
-    return /[\u0000-\u0008\u000b-\u001f\u007f]/.test(text) ? undefined : text
+    return [...text].some(isControl) ? undefined : text
   } catch {
     return undefined
   }
