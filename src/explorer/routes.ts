@@ -86,8 +86,8 @@ ${importMap}<script type="module" src="${attr(`/explorer/main.js${suffix}`)}"></
 </head><body>
 <header class="top"><div class="bar">
 <a class="brand" href="#/">kith <span>explorer</span></a>
-<form id="search" class="search" role="search"><input id="q" name="q" type="search" autocomplete="off" spellcheck="false" placeholder="Tx id, address, pubkey, username or block height" aria-label="Search"><button type="submit">Search</button></form>
-</div><nav class="nav"><a href="#/">Home</a><a href="#/trending">Trending</a><a href="#/network">Validators &amp; peers</a><span id="live" class="live" title="live updates">connecting…</span></nav></header>
+<form id="search" class="search" role="search"><input id="q" name="q" type="search" autocomplete="off" spellcheck="false" placeholder="Tx id, address, pubkey, username, contract or block height" aria-label="Search"><button type="submit">Search</button></form>
+</div><nav class="nav"><a href="#/">Home</a><a href="#/contracts">Contracts</a><a href="#/trending">Trending</a><a href="#/network">Validators &amp; peers</a><span id="live" class="live" title="live updates">connecting…</span></nav></header>
 <main id="main"><noscript>This page needs JavaScript; the node's API is at /swagger.</noscript><p class="muted">Loading…</p></main>
 <footer class="foot">Served by this node; every figure comes from its public API. <a href="/swagger${attr(suffix)}">API</a></footer>
 </body></html>`

@@ -24,8 +24,9 @@ code, .mono { font-family: var(--mono); font-size: 0.92em; }
 .brand { font-weight: 700; font-size: 18px; color: var(--ink); white-space: nowrap; }
 .brand span { color: var(--accent); font-weight: 600; }
 .search { flex: 1 1 320px; display: flex; gap: 6px; min-width: 0; }
-.search input { flex: 1; min-width: 0; padding: 8px 10px; border: 1px solid var(--line); border-radius: 8px; background: var(--bg); color: var(--ink); font: inherit; }
-.search button, button.btn { padding: 8px 14px; border: 0; border-radius: 8px; background: var(--accent); color: #fff; font: inherit; cursor: pointer; }
+.lookup { display: flex; gap: 6px; min-width: 0; margin: 0 0 10px; }
+.search input, .lookup input { flex: 1; min-width: 0; padding: 8px 10px; border: 1px solid var(--line); border-radius: 8px; background: var(--bg); color: var(--ink); font: inherit; }
+.search button, .lookup button, button.btn { padding: 8px 14px; border: 0; border-radius: 8px; background: var(--accent); color: #fff; font: inherit; cursor: pointer; }
 button.btn[disabled] { opacity: 0.45; cursor: default; }
 .nav { max-width: 1200px; margin: 0 auto; padding: 0 16px 8px; display: flex; flex-wrap: wrap; gap: 4px 18px; align-items: center; font-size: 14px; }
 .live { margin-left: auto; font-size: 13px; color: var(--muted); }
@@ -58,6 +59,13 @@ pre { margin: 0; padding: 10px; background: var(--bg); border-radius: 8px; white
 th.type { width: 10.5em; }
 td .tag { max-width: 100%; overflow: hidden; text-overflow: ellipsis; vertical-align: middle; }
 .tag.bad { background: #fde8e7; color: var(--bad); }
+.tag.ok { background: #e6f4ea; color: var(--ok); }
+td.wrap { white-space: normal; overflow-wrap: anywhere; }
+th.logseq { width: 4em; }
+th.logtx { width: 12em; }
+th.logblock { width: 6em; }
+th.short { width: 6.5em; }
+th.amount { width: 9em; }
 .notfound { border-left: 4px solid var(--bad); }
 .pager { display: flex; gap: 8px; align-items: center; margin: 10px 0 12px; flex-wrap: wrap; }
 .post { padding: 10px 0; border-bottom: 1px solid var(--line); }
@@ -78,6 +86,10 @@ td .tag { max-width: 100%; overflow: hidden; text-overflow: ellipsis; vertical-a
   .figure .value { font-size: 18px; }
   .live { margin-left: 0; }
   th.type { width: 8.6em; }
+  th.logtx { width: 8.5em; }
+  th.logblock { width: 4.5em; }
+  th.short { width: 5.6em; }
+  th.amount { width: 6.5em; }
   td .tag { font-size: 11px; padding: 1px 6px; }
 }
 `

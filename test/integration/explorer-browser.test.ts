@@ -4,18 +4,21 @@
  * signed data (a transfer, an identity with a device, a post with a photo and a like); each page
  * is loaded at a phone width (390 px) and a desktop width (1280 px) and checked for what a person
  * would read there, with no sideways scrolling; new blocks and transactions appear on the home
- * page without a reload; the search box finds each kind of entry. Screenshots of every page at
+ * page without a reload; the search box finds each kind of entry. Contracts: a counter deployed
+ * and called (twice, and once out of gas) is listed beside the username registry, its page looks
+ * up its state, its calls' pages show the outcome. Screenshots of every page at
  * both widths go to test-output/explorer/ for review. Also: SVC_DISABLE_EXPLORER=true leaves `/`
  * a 404, and fully private mode needs the token, the page opened with `?token=` carrying it on.
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import sharp from 'sharp'
 import { USERNAME_FEE_UT, USERNAME_REGISTRY_ID } from '../../src/contracts/wellknown.js'
-import { buildTx, callContract, createPostTx, newAccount, postActionTx, publishRequest, transfer, type Account, type PublishResponse } from '../../src/client/index.js'
+import { contractIdFor } from '../../src/chain/index.js'
+import { buildTx, callContract, createPostTx, deployContract, newAccount, postActionTx, publishRequest, transfer, type Account, type PublishResponse } from '../../src/client/index.js'
 import { REPO_ROOT, http, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 import { CHROMIUM, offlineContext } from '../helpers/offline-browser.js'
 
@@ -65,6 +68,10 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
   let transferId: string
   let transferHeight: number
   let postId: string
+  let counterId: string
+  let deployId: string
+  let okCallId: string
+  let failedCallId: string
   const refused: string[] = []
   const x25519 = '5a'.repeat(32)
   const phoneKey = '6b'.repeat(32)
@@ -82,7 +89,11 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     ])
     const pay = transfer(alice, bob.pub, 2_500_000, { memo: 'for the boat' })
     transferId = pay.id
+    const deploy = deployContract(alice, readFileSync(join(REPO_ROOT, 'contracts', 'build', 'counter.wasm')), 'counter', { version: '1.0.0' })
+    deployId = deploy.id
+    counterId = contractIdFor(deploy.id)
     await submitAll(node, [
+      deploy,
       buildTx(alice, { type: 'REGISTER_KEY', payload: { x25519_pub: x25519, nickname: 'alice' } }),
       buildTx(alice, { type: 'LINK_DEVICE', payload: { device_x25519_pub: phoneKey, device_name: 'phone' } }),
       callContract(alice, USERNAME_REGISTRY_ID, 'register', ['Alice_Ex'], { amount: USERNAME_FEE_UT }),
@@ -94,7 +105,10 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     assert.equal(publish.status, 200, publish.text)
     const published = publish.json as PublishResponse
     postId = published.post_id
-    await submitAll(node, [createPostTx(alice, published)])
+    const calls = [callContract(alice, counterId, 'increment'), callContract(alice, counterId, 'increment'), callContract(alice, counterId, 'increment', [], { gasLimit: 50 })]
+    okCallId = calls[1].id
+    failedCallId = calls[2].id
+    await submitAll(node, [createPostTx(alice, published), ...calls])
     await submitAll(node, [postActionTx(alice, 'LIKE_POST', postId)])
   })
 
@@ -137,7 +151,8 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       const height = Number((await page.locator('[data-figure="Height"]').innerText()).replace(/,/g, ''))
       assert.ok(height >= transferHeight, `height ${height} shown`)
       assert.equal(await page.locator('[data-figure="Supply"]').innerText(), '100 T', 'the genesis allocation, no block rewards')
-      assert.equal(await page.locator('[data-figure="Transactions"]').innerText(), '6')
+      assert.equal(await page.locator('[data-figure="Transactions"]').innerText(), '10')
+      assert.equal(await page.locator('[data-figure="Contracts"]').innerText(), '2', 'the username registry and the counter')
       assert.match(await page.locator('[data-figure="Validators"]').innerText(), /^1$/)
       assert.equal(await page.locator('[data-figure="Feed posts"]').innerText(), '1')
       assert.equal(await page.locator('[data-figure="Mailbox envelopes"]').innerText(), '0')
@@ -202,6 +217,57 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       await assertNoSidewaysScroll(page, 'network')
       await shoot(page, 'network', size.name)
 
+      await open(page, base, '/contracts', 'contracts')
+      assert.equal(await page.locator(`#contracts a[href="#/contract/${USERNAME_REGISTRY_ID}"] [data-well-known]`).count(), 1, 'the registry, well-known')
+      assert.match(await page.locator('#contracts').innerText(), /username_registry/)
+      assert.match(await page.locator(`#contracts a[href="#/contract/${counterId}"]`).innerText(), /counter 1\.0\.0 well-known/)
+      assert.match(await page.locator('[data-figure="Gas price"]').innerText(), /^\d[\d,]* µT$/)
+      assert.equal(await page.locator('[data-figure="Contracts"]').innerText(), '2')
+      await assertNoSidewaysScroll(page, 'contracts')
+      await shoot(page, 'contracts', size.name)
+
+      await open(page, base, `/contract/${counterId}`, 'contract')
+      assert.deepEqual((await page.locator('#methods .tag').allInnerTexts()).sort(), ['get', 'increment'])
+      assert.equal(await page.locator(`#main a[href="#/tx/${deployId}"]`).count(), 1, 'the deploy transaction')
+      await page.locator('#state-key').fill('count')
+      await page.locator('#state-key').press('Enter')
+      await page.locator('#state-u64').waitFor({ timeout: 5000 })
+      assert.equal(await page.locator('#state-u64').innerText(), '2', 'two increments; the out-of-gas call changed nothing')
+      assert.equal(await page.locator('#state-hex').innerText(), '0200000000000000')
+      await assertNoSidewaysScroll(page, 'contract')
+      await shoot(page, 'contract', size.name)
+      await page.locator('#state-key').fill('nothing-here')
+      await page.locator('#state-key').press('Enter')
+      await page.locator('#state-result [data-state="unset"]').waitFor({ timeout: 5000 })
+      assert.match(await page.locator('#state-result').innerText(), /not set/)
+
+      await open(page, base, `/contract/${USERNAME_REGISTRY_ID}`, 'contract')
+      assert.match(await page.locator('#logs').innerText(), new RegExp(`register alice_ex ${alice.pub.slice(0, 16)}`), 'its log, as text')
+      await page.locator('#state-key').fill('name:alice_ex')
+      await page.locator('#state-key').press('Enter')
+      await page.locator('#state-text').waitFor({ timeout: 5000 })
+      assert.equal(await page.locator('#state-text').innerText(), alice.pub)
+      await assertNoSidewaysScroll(page, 'contract (registry)')
+      await shoot(page, 'contract-registry', size.name)
+
+      await open(page, base, `/tx/${failedCallId}`, 'tx')
+      assert.match(await page.locator('#call-outcome').innerText(), /failed\s+out of gas/)
+      assert.equal(await page.locator('#call-method').innerText(), 'increment')
+      assert.equal(await page.locator(`#call-contract a[href="#/contract/${counterId}"]`).count(), 1)
+      await assertNoSidewaysScroll(page, 'failed call')
+      await shoot(page, 'tx-call-failed', size.name)
+
+      await open(page, base, `/tx/${okCallId}`, 'tx')
+      assert.equal(await page.locator('#call-outcome').getAttribute('data-ok'), 'true')
+      assert.match(await page.locator('#call-return').innerText(), /^[12]$/, 'the count it returned, as text')
+      assert.match(await mainText(page), /Gas cost/)
+
+      await open(page, base, `/tx/${deployId}`, 'tx')
+      assert.equal(await page.locator(`#call-contract a[href="#/contract/${counterId}"]`).count(), 1, 'the deploy links to its contract')
+      assert.match(await page.locator('#payload').innerText(), /KiB of wasm/)
+      await assertNoSidewaysScroll(page, 'deploy')
+      await shoot(page, 'tx-deploy', size.name)
+
       assert.deepEqual(errors, [], 'no script errors')
       await context.close()
       assert.deepEqual(refused, [], 'the page needs nothing from outside this node')
@@ -225,7 +291,7 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     assert.deepEqual(refused, [])
   })
 
-  test('the search box finds a transaction id, an address, a pubkey, a block height and a username, and says "not found"', async () => {
+  test('the search box finds a transaction id, an address, a pubkey, a block height, a contract id and a username, and says "not found"', async () => {
     const context = await offlineContext(browser, refused, WIDTHS[0])
     const page = await context.newPage()
     await open(page, `${node.url}/`, '/', 'home')
@@ -245,6 +311,8 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     await search(String(transferHeight), 'block')
     assert.match(await page.locator('h1').innerText(), new RegExp(`#${transferHeight}$`))
     await search(postId, 'post')
+    await search(counterId, 'contract')
+    assert.equal(await page.locator('#contract-id').innerText(), counterId, 'a contract id finds the contract')
     await search('@Alice_Ex', 'identity')
     assert.ok((await mainText(page)).includes(alice.pub), 'a username, case folded, finds its owner')
     await search('no-such-thing-here', 'search')

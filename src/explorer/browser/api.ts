@@ -53,7 +53,8 @@ export interface Block extends BlockEvent { prev_hash: string, state_root: strin
 export interface TxDetail {
   id: string, type: string, status?: string, memo?: string, from: string, from_addr?: string, to?: string, to_addr?: string,
   amount_ut: number, fee_ut: number, time: string, block_index?: number, block_hash?: string, block_time?: string,
-  gas_used?: number, payload?: unknown, payload_hex?: string, signature_hex?: string
+  gas_used?: number, payload?: unknown, payload_hex?: string, signature_hex?: string,
+  call_result?: { ok: boolean, gas_used: number, gas_cost_ut: number, error?: string, return_b64?: string }
 }
 export interface AddressTx { id: string, type: string, from: string, to?: string, amount_ut: number, fee_ut: number, time: string, block_index: number }
 export interface AddressSummary { pub_key: string, address: string, balance_ut: number, transactions: AddressTx[], tx_count: number, has_more: boolean }
@@ -71,6 +72,15 @@ export interface PostStats { views: number, likes: number }
 export interface Validators { count: number, total_power: number, validators: Array<{ pub_key: string, address: string, power: number, name?: string }> }
 export interface Peers { count: number, peers: Array<{ peer_id: string, multiaddr?: string, version?: string, protocol_version?: number, height?: number }> }
 export interface NodeVersion { node_version: string, protocol_version: number, features: string[], chain_id?: string, build?: { tag?: string, commit?: string, date?: string, dirty?: string | boolean } }
+export interface ContractInfo {
+  contract_id: string, name: string, version?: string, deployer: string, deployed_at: number, deployed_height: number, deploy_tx: string,
+  code_hash: string, code_size: number, methods: string[], well_known: boolean, balance_ut: number, log_count: number, seq: number
+}
+export interface ContractList { count: number, total: number, contracts: ContractInfo[], next_cursor: number | null }
+export interface ContractValue { contract_id: string, key: string, value_b64: string | null, value_hex: string | null, value_u64?: number }
+export interface ContractLog { seq: number, tx_id: string, height: number, data_b64: string, data_hex: string, text?: string }
+export interface ContractLogs { contract_id: string, count: number, total: number, logs: ContractLog[], next_cursor: number | null }
+export interface NetworkInfo { chain_id: string, height: number, gas_price?: number }
 export interface Limits {
   relay?: { stored_envelopes?: number, stored_bytes?: number, max_stored_bytes: number | null, mailbox_ttl_s: number }
   feed?: { live_posts?: number, disk_used_bytes?: number, disk_limit_bytes: number | null }

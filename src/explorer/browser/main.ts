@@ -6,6 +6,7 @@
 import { HttpError, LiveBlocks } from './api.js'
 import { fill, h } from './dom.js'
 import { addressPage, blockPage, homePage, networkPage, txPage } from './pages-chain.js'
+import { contractPage, contractsPage } from './pages-contracts.js'
 import { identityPage, postPage, tagPage, trendingPage } from './pages-social.js'
 import { searchPage } from './search.js'
 import type { Cleanup, View } from './view.js'
@@ -22,6 +23,8 @@ const PAGES: Record<string, Page> = {
   trending: trendingPage,
   tag: tagPage,
   network: networkPage,
+  contracts: contractsPage,
+  contract: contractPage,
   search: searchPage
 }
 

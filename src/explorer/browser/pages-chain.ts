@@ -1,11 +1,11 @@
 /** The chain's pages: home (figures, latest blocks and transactions, live), a block, a transaction, an address, validators and peers. */
 import {
-  enc, find, getJson, replayBlocks, type AddressSummary, type Block, type BlockEvent, type Identity, type Limits, type NetStats, type NodeVersion,
-  type Peers, type TxDetail, type Validators
+  enc, find, getJson, replayBlocks, type AddressSummary, type Block, type BlockEvent, type ContractInfo, type ContractList, type Identity, type Limits,
+  type NetStats, type NodeVersion, type Peers, type TxDetail, type Validators
 } from './api.js'
-import { card, figure, fill, h, kv, link, notFound, table, tableRow, type Column } from './dom.js'
-import { formatAmount, formatBytes, formatCount, formatTime, shortId, timeAgo } from './format.js'
-import { accountLink, blockLink, postLink, txLink, typeTag, type Cleanup, type View } from './view.js'
+import { card, figure, fill, h, kv, link, notFound, table, tableRow, type Child, type Column } from './dom.js'
+import { CONTRACT_ID_RE, contractIdOf, formatAmount, formatBytes, formatCount, formatTime, hexOfBase64, readable, shortId, timeAgo, utf8OfHex } from './format.js'
+import { accountLink, blockLink, contractLink, postLink, txLink, typeTag, type Cleanup, type View } from './view.js'
 
 const LATEST = 10
 /** how far back the home page looks for recent transactions (the event stream replays at most 1,000 blocks) */
@@ -14,7 +14,12 @@ const REFRESH_MS = 1000
 
 // ---- home ----
 
-function figures (stats: NetStats, limits: Limits | undefined): HTMLElement {
+/** The number of contracts deployed; undefined on a node without contracts. */
+async function contractTotal (): Promise<number | undefined> {
+  return (await find<ContractList>('/api/contracts?limit=1').catch(() => undefined))?.total
+}
+
+function figures (stats: NetStats, limits: Limits | undefined, contracts: number | undefined): HTMLElement {
   const relay = limits?.relay
   const feed = limits?.feed
   const cap = (used: number | undefined, max: number | null | undefined): string =>
@@ -24,6 +29,7 @@ function figures (stats: NetStats, limits: Limits | undefined): HTMLElement {
     figure('Transactions', formatCount(stats.total_txs), `${formatCount(stats.mempool_size)} pending`),
     figure('Supply', formatAmount(stats.supply)),
     figure('Validators', formatCount(stats.validator_count), stats.chain_id),
+    contracts !== undefined ? figure('Contracts', link('/contracts', formatCount(contracts))) : null,
     relay?.stored_envelopes !== undefined ? figure('Mailbox envelopes', formatCount(relay.stored_envelopes), cap(relay.stored_bytes, relay.max_stored_bytes)) : null,
     feed?.live_posts !== undefined ? figure('Feed posts', formatCount(feed.live_posts), cap(feed.disk_used_bytes, feed.disk_limit_bytes)) : null)
 }
@@ -76,7 +82,7 @@ async function recentBlocks (head: number): Promise<BlockEvent[]> {
 }
 
 export async function homePage (view: View): Promise<Cleanup> {
-  const [stats, limits] = await Promise.all([getJson<NetStats>('/api/netstats'), find<Limits>('/api/limits').catch(() => undefined)])
+  const [stats, limits, contracts] = await Promise.all([getJson<NetStats>('/api/netstats'), find<Limits>('/api/limits').catch(() => undefined), contractTotal()])
   const replayed = await recentBlocks(stats.height)
   const withTxs = replayed.filter((b) => b.tx_count > 0).map((b) => b.height).reverse()
   const txs = await txDetails(await newestTxIds(withTxs, LATEST))
@@ -85,7 +91,7 @@ export async function homePage (view: View): Promise<Cleanup> {
   let blocks = replayed.slice(-LATEST).reverse()
   let latestTxs = txs
   const blockCols = blockColumns(view.now)
-  const figureBox = h('div', {}, figures(stats, limits))
+  const figureBox = h('div', {}, figures(stats, limits, contracts))
   const blocksBox = h('div', { id: 'latest-blocks' }, table(blockCols, blocks, 'No blocks yet.'))
   const txsBox = h('div', { id: 'latest-txs' }, table(txColumns, latestTxs, 'No transactions in the last 1,000 blocks.'))
   fill(view.main,
@@ -102,9 +108,9 @@ export async function homePage (view: View): Promise<Cleanup> {
     try {
       const txBlock = pendingTxBlock
       pendingTxBlock = undefined
-      const [fresh, freshLimits] = await Promise.all([getJson<NetStats>('/api/netstats'), find<Limits>('/api/limits').catch(() => undefined)])
+      const [fresh, freshLimits, freshContracts] = await Promise.all([getJson<NetStats>('/api/netstats'), find<Limits>('/api/limits').catch(() => undefined), contractTotal()])
       if (!view.current()) return
-      fill(figureBox, figures(fresh, freshLimits))
+      fill(figureBox, figures(fresh, freshLimits, freshContracts))
       if (txBlock !== undefined) {
         const newest = await txDetails(await newestTxIds([txBlock], LATEST))
         if (!view.current()) return
@@ -181,6 +187,51 @@ export async function blockPage (view: View, heightText: string): Promise<Cleanu
 
 // ---- a transaction ----
 
+/** Data a contract returned or logged: text when it is readable UTF-8, else hex. */
+function dataOf (b64: string): Child {
+  const hex = hexOfBase64(b64) ?? ''
+  const text = readable(utf8OfHex(hex))
+  return text !== undefined ? h('span', { id: 'call-return' }, text) : h('span', { class: 'mono', id: 'call-return' }, hex === '' ? '(empty)' : hex)
+}
+
+/**
+ * The contract rows of a CALL_CONTRACT (the contract, method, arguments, gas, the outcome, what
+ * it returned) and of a DEPLOY_CONTRACT (the contract it created); none for other types.
+ */
+async function contractRows (tx: TxDetail): Promise<Array<[string, Child | undefined]>> {
+  const payload = tx.payload as Record<string, unknown> | undefined
+  const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+  const contractId = tx.type === 'CALL_CONTRACT' ? str(payload?.contract_id) : tx.type === 'DEPLOY_CONTRACT' ? contractIdOf(tx.id) : undefined
+  if (contractId === undefined) return []
+  const contract = CONTRACT_ID_RE.test(contractId) ? await find<ContractInfo>(`/api/contracts/${contractId}`).catch(() => undefined) : undefined
+  const contractCell: Child = contract !== undefined
+    ? h('span', { id: 'call-contract' }, contractLink(contractId, contract.name))
+    : h('span', { id: 'call-contract' }, h('span', { class: 'mono' }, contractId), h('span', { class: 'muted' }, tx.block_index === undefined ? ' (once confirmed)' : ' (not on this node)'))
+  if (tx.type === 'DEPLOY_CONTRACT') return [['Contract', contractCell]]
+  const result = tx.call_result
+  const args = str(payload?.args_json) ?? ''
+  return [
+    ['Contract', contractCell],
+    ['Method', h('span', { class: 'mono', id: 'call-method' }, str(payload?.method) ?? '')],
+    ['Arguments', args === '' ? h('span', { class: 'muted' }, 'none') : h('span', { class: 'mono', id: 'call-args' }, args)],
+    ['Gas limit', typeof payload?.gas_limit === 'number' ? formatCount(payload.gas_limit) : undefined],
+    ['Gas used', tx.gas_used !== undefined ? formatCount(tx.gas_used) : undefined],
+    ['Gas cost', result !== undefined ? formatAmount(result.gas_cost_ut) : undefined],
+    ['Outcome', result === undefined
+      ? undefined
+      : h('span', { id: 'call-outcome', 'data-ok': String(result.ok) },
+        result.ok ? h('span', { class: 'tag ok' }, 'ok') : [h('span', { class: 'tag bad' }, 'failed'), ' ', result.error ?? '']) ],
+    ['Returned', result?.return_b64 !== undefined ? dataOf(result.return_b64) : undefined]
+  ]
+}
+
+/** The payload as shown: a deploy's wasm is summed up by its size (the code hash is on the contract's page). */
+function shownPayload (tx: TxDetail): unknown {
+  const payload = tx.payload as Record<string, unknown> | undefined
+  if (tx.type !== 'DEPLOY_CONTRACT' || typeof payload?.code_b64 !== 'string') return tx.payload
+  return { ...payload, code_b64: `(${formatBytes(Math.floor(payload.code_b64.replace(/=+$/, '').length * 3 / 4))} of wasm)` }
+}
+
 export async function txPage (view: View, id: string): Promise<Cleanup> {
   const tx = await find<TxDetail>(`/api/tx/${enc(id)}`)
   if (!view.current()) return undefined
@@ -190,6 +241,8 @@ export async function txPage (view: View, id: string): Promise<Cleanup> {
   }
   const payload = tx.payload as Record<string, unknown> | undefined
   const postId = typeof payload?.post_id === 'string' ? payload.post_id : undefined
+  const contract = await contractRows(tx)
+  if (!view.current()) return undefined
   fill(view.main,
     h('h1', {}, 'Transaction'),
     card(undefined, kv([
@@ -202,13 +255,14 @@ export async function txPage (view: View, id: string): Promise<Cleanup> {
       ['To', tx.to !== undefined ? [accountLink(tx.to, tx.to), tx.to_addr !== undefined ? h('div', { class: 'muted mono' }, tx.to_addr) : null] : undefined],
       ['Amount', h('span', { 'data-amount-ut': String(tx.amount_ut) }, formatAmount(tx.amount_ut))],
       ['Fee', formatAmount(tx.fee_ut)],
-      ['Gas used', tx.gas_used !== undefined ? formatCount(tx.gas_used) : undefined],
+      ['Gas used', tx.gas_used !== undefined && tx.type !== 'CALL_CONTRACT' ? formatCount(tx.gas_used) : undefined],
+      ...contract,
       ['Memo', tx.memo !== undefined && tx.memo !== '' ? tx.memo : undefined],
       ['Post', postId !== undefined ? postLink(postId, postId) : undefined],
       ['Signature', tx.signature_hex !== undefined ? h('span', { class: 'mono muted' }, tx.signature_hex) : undefined]
     ])),
     card('Payload', tx.payload !== undefined
-      ? h('pre', { id: 'payload' }, JSON.stringify(tx.payload, null, 2))
+      ? h('pre', { id: 'payload' }, JSON.stringify(shownPayload(tx), null, 2))
       : h('div', {}, h('p', { class: 'muted' }, 'Not decoded by this node; the raw bytes:'), h('pre', { id: 'payload' }, tx.payload_hex ?? ''))))
   return undefined
 }

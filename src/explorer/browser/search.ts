@@ -3,12 +3,12 @@
  * reading is tried in order against the node, and the first that exists is shown. Nothing found
  * is said plainly, with what was tried.
  */
-import { HttpError, enc, find, getJson, registryValue, type AddressSummary, type Block, type Identity, type TxDetail } from './api.js'
+import { HttpError, enc, find, getJson, registryValue, type AddressSummary, type Block, type ContractInfo, type Identity, type TxDetail } from './api.js'
 import { fill, h, notFound } from './dom.js'
 import { searchKinds, type SearchKind } from './format.js'
 import type { Cleanup, View } from './view.js'
 
-const KIND_NAMES: Record<SearchKind, string> = { height: 'block height', tx: 'transaction id', account: 'address or pubkey', post: 'post id', username: 'username' }
+const KIND_NAMES: Record<SearchKind, string> = { height: 'block height', tx: 'transaction id', account: 'address or pubkey', post: 'post id', username: 'username', contract: 'contract id' }
 
 /** The page route of the first reading of `q` that exists, or undefined. */
 async function resolve (q: string, kind: SearchKind): Promise<string | undefined> {
@@ -35,6 +35,10 @@ async function resolve (q: string, kind: SearchKind): Promise<string | undefined
       }
       return `/post/${id}`
     }
+    case 'contract': {
+      const id = q.toLowerCase()
+      return await find<ContractInfo>(`/api/contracts/${id}`) !== undefined ? `/contract/${id}` : undefined
+    }
     case 'username': {
       const owner = await registryValue(`name:${q.replace(/^@/, '').toLowerCase()}`)
       return owner !== undefined ? `/identity/${enc(owner)}` : undefined
@@ -57,6 +61,6 @@ export async function searchPage (view: View, q: string): Promise<Cleanup> {
   }
   fill(view.main, notFound(
     `Nothing on this node matches "${q}".`,
-    kinds.length === 0 ? 'Enter a transaction id, an address, a pubkey, a username or a block height.' : `Tried it as: ${kinds.map((k) => KIND_NAMES[k]).join(', then ')}.`))
+    kinds.length === 0 ? 'Enter a transaction id, an address, a pubkey, a username, a contract id or a block height.' : `Tried it as: ${kinds.map((k) => KIND_NAMES[k]).join(', then ')}.`))
   return undefined
 }

@@ -24,3 +24,7 @@ export const blockLink = (height: number | undefined): Child => height === undef
 export const postLink = (id: string, text?: string): Child => link(`/post/${id}`, h('span', { class: 'mono', title: id }, text ?? shortId(id)))
 
 export const typeTag = (type: string): Child => h('span', { class: 'tag', 'data-type': type }, type)
+
+/** A contract by name when known, else by its shortened id. */
+export const contractLink = (id: string, name?: string): Child =>
+  link(`/contract/${id}`, name !== undefined && name !== '' ? [name, ' ', h('span', { class: 'mono muted', title: id }, shortId(id))] : h('span', { class: 'mono', title: id }, shortId(id)))

@@ -1,8 +1,11 @@
 /** The explorer's pure browser helpers: amounts, times, what a search entry may be, trending tags. */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { formatAmount, formatBytes, searchKinds, shortId, tagCounts, timeAgo, utf8OfHex } from '../../../src/explorer/browser/format.js'
-import { addressOf } from '../../../src/chain/index.js'
+import { createHash, randomBytes } from 'node:crypto'
+import {
+  contractIdOf, cursorOf, formatAmount, formatBytes, hexOfBase64, newerPage, readable, searchKinds, sha256Hex, shortId, tagCounts, timeAgo, utf8OfHex
+} from '../../../src/explorer/browser/format.js'
+import { addressOf, contractIdFor } from '../../../src/chain/index.js'
 
 test('amounts: µT shown as tokens with up to six decimals', () => {
   assert.equal(formatAmount(2_500_000), '2.5 T')
@@ -28,6 +31,33 @@ test('contract values: UTF-8 of hex, undefined for what is not', () => {
   assert.equal(utf8OfHex(Buffer.from('alice_01', 'utf8').toString('hex')), 'alice_01')
   assert.equal(utf8OfHex('zz'), undefined)
   assert.equal(utf8OfHex('ff'), undefined)
+  assert.equal(readable('count'), 'count')
+  assert.equal(readable('\u0002\u0000\u0000\u0000\u0000\u0000\u0000\u0000'), undefined, 'a u64 is not text')
+  assert.equal(readable('two\nlines\tand a tab'), 'two\nlines\tand a tab')
+  assert.equal(readable(''), undefined)
+  assert.equal(readable(undefined), undefined)
+  assert.equal(hexOfBase64(Buffer.from('hi there').toString('base64')), Buffer.from('hi there').toString('hex'))
+  assert.equal(hexOfBase64(''), '')
+  assert.equal(hexOfBase64('not base64!'), undefined)
+})
+
+test('contract ids: sha256 in plain code agrees with node:crypto, and the id with the chain\'s', () => {
+  for (const size of [0, 1, 55, 56, 63, 64, 65, 200]) {
+    const data = randomBytes(size)
+    assert.equal(sha256Hex(data), createHash('sha256').update(data).digest('hex'), `${size} bytes`)
+  }
+  for (const txId of ['tx-17000000000000001', 'ab'.repeat(32), 'ünïcode']) assert.equal(contractIdOf(txId), contractIdFor(txId))
+})
+
+test('cursor paging: the newer page\'s cursor, and cursors from a route', () => {
+  assert.equal(newerPage(undefined, 20, 75), undefined, 'the newest page')
+  assert.equal(newerPage(56, 20, 75), 'newest')
+  assert.equal(newerPage(36, 20, 75), 56)
+  assert.equal(newerPage(76, 20, 75), undefined, 'a cursor past the top is the newest page')
+  assert.equal(cursorOf('36'), 36)
+  assert.equal(cursorOf(undefined), undefined)
+  assert.equal(cursorOf('0'), undefined)
+  assert.equal(cursorOf('x'), undefined)
 })
 
 test('search: the shape of the entry decides what to try, in order', () => {
@@ -38,6 +68,8 @@ test('search: the shape of the entry decides what to try, in order', () => {
   assert.deepEqual(searchKinds(pub.toUpperCase()), ['account', 'tx'])
   assert.deepEqual(searchKinds(addressOf(pub)), ['account'])
   assert.deepEqual(searchKinds('cd'.repeat(16)), ['post', 'tx'])
+  assert.deepEqual(searchKinds('ef'.repeat(20)), ['contract', 'tx'])
+  assert.deepEqual(searchKinds('EF'.repeat(20)), ['contract', 'tx'])
   assert.deepEqual(searchKinds('tx-17000000000000001'), ['tx'])
   assert.deepEqual(searchKinds('@alice'), ['username'])
   assert.deepEqual(searchKinds('@al'), [], 'too short for a username')
