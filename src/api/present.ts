@@ -1,5 +1,5 @@
 /** Turns the node's records into the wire shapes of the spec (display amounts, addresses, ISO times). */
-import { addressOf, decodePayload, formatAmount, TX_RULES, type Transaction } from '../chain/index.js'
+import { addressOf, contractIdFor, decodePayload, formatAmount, TX_RULES, type Transaction } from '../chain/index.js'
 import type { TxLookup } from '../node/index.js'
 
 export function isoTime (ms: number): string {
@@ -27,6 +27,7 @@ export function presentTx ({ tx, block, call }: TxLookup): Record<string, unknow
           call_result: { ok: call.ok, gas_used: call.gas_used, gas_cost_ut: call.gas_cost_ut, ...(call.error !== undefined ? { error: call.error } : {}), ...(call.return_b64 !== undefined ? { return_b64: call.return_b64 } : {}) }
         }
       : {}),
+    ...(tx.type === 'DEPLOY_CONTRACT' ? { contract_id: contractIdFor(tx.id) } : {}),
     ...presentPayload(tx),
     signature_hex: Buffer.from(tx.signature, 'base64').toString('hex')
   }

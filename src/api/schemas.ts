@@ -31,6 +31,7 @@ export const TxDetailSchema = z.object({
   block_hash: z.string().optional(),
   block_time: z.string().optional(),
   gas_used: z.number().int().optional().meta({ description: 'gas a confirmed CALL_CONTRACT used' }),
+  contract_id: z.string().optional().meta({ description: 'the contract a DEPLOY_CONTRACT creates (known before the block: docs/protocol.md § 20)' }),
   call_result: z.object({
     ok: z.boolean().meta({ description: 'false when the call failed: only the fee and the gas were charged' }),
     gas_used: z.number().int(),

@@ -168,7 +168,8 @@ describe('contracts over HTTP', () => {
   async function deploy (code: string | Uint8Array, name: string, version: string): Promise<string> {
     const wasm = typeof code === 'string' ? await readFile(join(REPO_ROOT, 'contracts', 'build', code)) : code
     const tx = deployContract(alice, wasm, name, { version })
-    await confirm(tx)
+    const detail = await confirm(tx)
+    assert.equal(detail.contract_id, contractIdFor(tx.id), 'the deploy\'s detail names the contract it created')
     return contractIdFor(tx.id)
   }
 

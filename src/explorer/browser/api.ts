@@ -54,6 +54,7 @@ export interface TxDetail {
   id: string, type: string, status?: string, memo?: string, from: string, from_addr?: string, to?: string, to_addr?: string,
   amount_ut: number, fee_ut: number, time: string, block_index?: number, block_hash?: string, block_time?: string,
   gas_used?: number, payload?: unknown, payload_hex?: string, signature_hex?: string,
+  contract_id?: string
   call_result?: { ok: boolean, gas_used: number, gas_cost_ut: number, error?: string, return_b64?: string }
 }
 export interface AddressTx { id: string, type: string, from: string, to?: string, amount_ut: number, fee_ut: number, time: string, block_index: number }

@@ -4,7 +4,7 @@ import {
   type NetStats, type NodeVersion, type Peers, type TxDetail, type Validators
 } from './api.js'
 import { card, figure, fill, h, kv, link, notFound, table, tableRow, type Child, type Column } from './dom.js'
-import { CONTRACT_ID_RE, contractIdOf, formatAmount, formatBytes, formatCount, formatTime, hexOfBase64, readable, shortId, timeAgo, utf8OfHex } from './format.js'
+import { CONTRACT_ID_RE, formatAmount, formatBytes, formatCount, formatTime, hexOfBase64, readable, shortId, timeAgo, utf8OfHex } from './format.js'
 import { accountLink, blockLink, contractLink, postLink, txLink, typeTag, type Cleanup, type View } from './view.js'
 
 const LATEST = 10
@@ -201,7 +201,7 @@ function dataOf (b64: string): Child {
 async function contractRows (tx: TxDetail): Promise<Array<[string, Child | undefined]>> {
   const payload = tx.payload as Record<string, unknown> | undefined
   const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
-  const contractId = tx.type === 'CALL_CONTRACT' ? str(payload?.contract_id) : tx.type === 'DEPLOY_CONTRACT' ? contractIdOf(tx.id) : undefined
+  const contractId = tx.type === 'CALL_CONTRACT' ? str(payload?.contract_id) : tx.type === 'DEPLOY_CONTRACT' ? str(tx.contract_id) : undefined
   if (contractId === undefined) return []
   const contract = CONTRACT_ID_RE.test(contractId) ? await find<ContractInfo>(`/api/contracts/${contractId}`).catch(() => undefined) : undefined
   const contractCell: Child = contract !== undefined

@@ -1,11 +1,10 @@
 /** The explorer's pure browser helpers: amounts, times, what a search entry may be, trending tags. */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createHash, randomBytes } from 'node:crypto'
 import {
-  contractIdOf, cursorOf, formatAmount, formatBytes, hexOfBase64, newerPage, readable, searchKinds, sha256Hex, shortId, tagCounts, timeAgo, utf8OfHex
+  cursorOf, formatAmount, formatBytes, hexOfBase64, newerPage, readable, searchKinds, shortId, tagCounts, timeAgo, utf8OfHex
 } from '../../../src/explorer/browser/format.js'
-import { addressOf, contractIdFor } from '../../../src/chain/index.js'
+import { addressOf } from '../../../src/chain/index.js'
 
 test('amounts: µT shown as tokens with up to six decimals', () => {
   assert.equal(formatAmount(2_500_000), '2.5 T')
@@ -39,14 +38,6 @@ test('contract values: UTF-8 of hex, undefined for what is not', () => {
   assert.equal(hexOfBase64(Buffer.from('hi there').toString('base64')), Buffer.from('hi there').toString('hex'))
   assert.equal(hexOfBase64(''), '')
   assert.equal(hexOfBase64('not base64!'), undefined)
-})
-
-test('contract ids: sha256 in plain code agrees with node:crypto, and the id with the chain\'s', () => {
-  for (const size of [0, 1, 55, 56, 63, 64, 65, 200]) {
-    const data = randomBytes(size)
-    assert.equal(sha256Hex(data), createHash('sha256').update(data).digest('hex'), `${size} bytes`)
-  }
-  for (const txId of ['tx-17000000000000001', 'ab'.repeat(32), 'ünïcode']) assert.equal(contractIdOf(txId), contractIdFor(txId))
 })
 
 test('cursor paging: the newer page\'s cursor, and cursors from a route', () => {
