@@ -26,7 +26,7 @@ export interface RegistryBenchConfig {
   concurrency: number
 }
 
-export const DEFAULT_REGISTRY_CONFIG: RegistryBenchConfig = { calls: 4000, concurrency: 64 }
+export const DEFAULT_REGISTRY_CONFIG: RegistryBenchConfig = { calls: 12000, concurrency: 64 }
 export const QUICK_REGISTRY_CONFIG: RegistryBenchConfig = { calls: 500, concurrency: 32 }
 
 export interface RateResult {

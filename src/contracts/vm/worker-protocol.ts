@@ -28,6 +28,22 @@ export type ToMain =
   | { type: 'guard', reason: string }
   | { type: 'failed', message: string }
 
+/**
+ * How long a side spins before it sleeps in Atomics.wait: the other thread's answer usually comes
+ * within microseconds, and waking from Atomics.wait cost ~25 µs here (docs/benchmarks.md,
+ * "Contracts"), several times per call.
+ */
+const SPIN_MS = 0.05
+
+/** Waits until `slot` moves from `seen`; false when `timeoutMs` passed first. */
+export function waitForSignal (signal: Int32Array, slot: number, seen: number, timeoutMs: number): boolean {
+  const spinUntil = performance.now() + Math.min(SPIN_MS, timeoutMs)
+  while (Atomics.load(signal, slot) === seen) {
+    if (performance.now() > spinUntil) return Atomics.wait(signal, slot, seen, Math.max(0, timeoutMs - SPIN_MS)) !== 'timed-out'
+  }
+  return true
+}
+
 /** Posts `message` and wakes the side waiting on `slot`. */
 export function send<T> (port: MessagePort, signal: Int32Array, slot: number, message: T): void {
   port.postMessage(message)

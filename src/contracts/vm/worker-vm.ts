@@ -11,7 +11,7 @@ import { DEFAULT_WALL_CLOCK_MS } from './limits.js'
 import { checkCallInput, loadBinaryen } from './load.js'
 import { prepareModule } from './prepare.js'
 import { VmGuardError, type CallInput, type CallOutcome, type ContractVm, type StorageView } from './types.js'
-import { READY, SIGNAL_SLOTS, TO_MAIN, TO_WORKER, send, type ToMain, type ToWorker, type WorkerData } from './worker-protocol.js'
+import { READY, SIGNAL_SLOTS, TO_MAIN, TO_WORKER, send, waitForSignal, type ToMain, type ToWorker, type WorkerData } from './worker-protocol.js'
 
 export interface WorkerVmOptions {
   /** Wall-clock bound of one call, storage reads included (default DEFAULT_WALL_CLOCK_MS). */
@@ -73,7 +73,7 @@ export async function createWorkerVm (opts: WorkerVmOptions = {}): Promise<Contr
     send<ToWorker>(port, signal, TO_WORKER, { type: 'call', input })
     for (;;) {
       const left = deadline - performance.now()
-      if (left <= 0 || Atomics.wait(signal, TO_MAIN, seen, left) === 'timed-out') {
+      if (left <= 0 || !waitForSignal(signal, TO_MAIN, seen, left)) {
         replace()
         throw new VmGuardError(`contract call exceeded the ${wallClockMs} ms wall-clock guard`)
       }
