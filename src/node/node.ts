@@ -151,13 +151,15 @@ export class KithNode {
   static async open (opts: NodeOptions): Promise<KithNode> {
     const contracts = opts.contracts ?? await startContractEngine()
     const store = ChainStore.open(opts.dataDir)
-    const { state, stateRoot } = genesisState(opts.genesis, genesisContracts(contracts))
     await store.init({
       chainId: opts.genesis.chain_id,
       genesisHash: genesisHash(opts.genesis),
       genesisTime: Date.parse(opts.genesis.genesis_time),
-      state: state.data,
-      stateRoot
+      // only a new store needs it: preparing the genesis contracts costs ~150 ms
+      build: () => {
+        const { state, stateRoot } = genesisState(opts.genesis, genesisContracts(contracts))
+        return { state: state.data, stateRoot }
+      }
     })
     const node = new KithNode(opts, store, contracts, opts.contracts === undefined)
     await node.restoreMempool()

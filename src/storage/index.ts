@@ -57,8 +57,8 @@ export interface GenesisInit {
   chainId: string
   genesisHash: string
   genesisTime: number
-  state: Map<string, StateValue>
-  stateRoot: string
+  /** the genesis state and its root, asked for only when the store is new */
+  build: () => { state: Map<string, StateValue>, stateRoot: string }
 }
 
 export interface StoreOptions {
@@ -119,9 +119,10 @@ export class ChainStore implements StateReader {
       }
       return
     }
+    const { state, stateRoot } = genesis.build()
     await this.root.transaction(() => {
-      for (const [key, value] of genesis.state) this.stateDb.put(key, value)
-      const head: ChainHead = { height: 0, hash: genesis.genesisHash, state_root: genesis.stateRoot, time: genesis.genesisTime }
+      for (const [key, value] of state) this.stateDb.put(key, value)
+      const head: ChainHead = { height: 0, hash: genesis.genesisHash, state_root: stateRoot, time: genesis.genesisTime }
       this.meta.put('head', head)
       this.meta.put('chain_id', genesis.chainId)
       this.meta.put('genesis_hash', genesis.genesisHash)

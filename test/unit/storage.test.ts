@@ -24,7 +24,7 @@ describe('ChainStore', () => {
     const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
     try {
       let store = ChainStore.open(dir)
-      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, state: new Map([['bal:x', 5]]), stateRoot: 'r0' })
+      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map([['bal:x', 5]]), stateRoot: 'r0' }) })
       await store.putPending({ seq: 1, tx: tx('t1', BOB) })
       await store.putPending({ seq: 2, tx: tx('t2', CAROL) })
       await store.putPending({ seq: 3, tx: tx('t3', BOB) })
@@ -34,7 +34,7 @@ describe('ChainStore', () => {
       await store.close()
 
       store = ChainStore.open(dir)
-      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, state: new Map(), stateRoot: 'r0' })
+      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) })
       assert.deepEqual(store.head(), { height: 2, hash: 'h2', state_root: 'r2', time: 2000 })
       assert.deepEqual(store.getBlock(1)?.block, b1)
       assert.equal(store.getBlock(2)?.block.txs.length, 1)
@@ -56,8 +56,8 @@ describe('ChainStore', () => {
     const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
     try {
       const store = ChainStore.open(dir)
-      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, state: new Map(), stateRoot: 'r0' })
-      await assert.rejects(store.init({ chainId: 'c', genesisHash: 'other', genesisTime: 0, state: new Map(), stateRoot: 'r0' }), /genesis/)
+      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) })
+      await assert.rejects(store.init({ chainId: 'c', genesisHash: 'other', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) }), /genesis/)
       await store.close()
     } finally {
       await rm(dir, { recursive: true, force: true })

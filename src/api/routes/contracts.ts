@@ -161,7 +161,10 @@ export function contractRoutes (state: StateReader): AnyRoute[] {
       handler: ({ query }) => {
         const total = Contracts.count(state)
         const { seqs, next } = pageOf(total, query)
-        const contracts = seqs.map((seq) => Contracts.idAt(state, seq)).map((id) => contractInfo(state, existing(state, id ?? '')))
+        const contracts = seqs.flatMap((seq) => {
+          const record = Contracts.get(state, Contracts.idAt(state, seq) ?? '')
+          return record === undefined ? [] : [contractInfo(state, record)]
+        })
         return { count: contracts.length, total, contracts, next_cursor: next }
       }
     }),
