@@ -34,6 +34,8 @@ export type ErrorCode =
   | 'FEED_QUOTA_EXCEEDED'
   | 'FEED_STALE_TS'
   | 'FEED_BAD_SIGNATURE'
+  | 'FEED_INSUFFICIENT_FUNDS'
+  | 'FEED_PENDING_LIMIT'
   // media scrubbing (docs/media.md)
   | 'MEDIA_UNSUPPORTED'
   | 'MEDIA_TYPE_MISMATCH'

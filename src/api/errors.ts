@@ -35,6 +35,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   FEED_QUOTA_EXCEEDED: 507,
   FEED_STALE_TS: 400,
   FEED_BAD_SIGNATURE: 400,
+  // well-formed and signed, but the author's balance cannot pay for the post: fund the account
+  FEED_INSUFFICIENT_FUNDS: 402,
+  FEED_PENDING_LIMIT: 429,
   MEDIA_UNSUPPORTED: 400,
   MEDIA_TYPE_MISMATCH: 400,
   MEDIA_INVALID: 400,

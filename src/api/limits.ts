@@ -95,6 +95,15 @@ export const LimitsSchema = z.object({
     timestamp_tolerance_s: int.meta({ description: 'signed publish requests' }),
     disk_limit_bytes: int.nullable().meta({ description: '--feed-disk-limit-mb; a publish past it gets 507. null: unlimited' }),
     disk_used_bytes: int.meta({ description: 'usage now: stored post body bytes counted against disk_limit_bytes' }),
+    pending: z.object({
+      max_per_author: int.nullable().meta({ description: 'uncommitted bodies (published, no CREATE_POST committed yet) of one author (SVC_FEED_PENDING_PER_AUTHOR); past it 429 with Retry-After. null: no bound' }),
+      max_bytes_per_author: int.nullable().meta({ description: 'their bytes (post size) for one author (SVC_FEED_PENDING_MB_PER_AUTHOR); null: no bound' }),
+      max_per_ip: int.nullable().meta({ description: 'uncommitted bodies published from one client IP (SVC_FEED_PENDING_PER_IP); null: no bound' }),
+      max_bytes_per_ip: int.nullable().meta({ description: 'their bytes for one client IP (SVC_FEED_PENDING_MB_PER_IP); null: no bound' }),
+      ttl_s: int.meta({ description: 'an uncommitted body is collected this long after it was published' }),
+      funds_rule: z.string().meta({ description: 'what a publish needs of the author\'s committed balance; short of it: 402' }),
+      bodies: int.meta({ description: 'usage now: uncommitted bodies stored' })
+    }),
     live_posts: int.meta({ description: 'usage now: live (committed, not deleted) posts in the feed indexes' }),
     image: z.object({ max_side_px: int, jpeg_quality: int }).meta({ description: 'attachments are re-encoded to this' })
   }).optional().meta({ description: 'absent when the node runs no feed' })
@@ -113,6 +122,8 @@ export interface LimitSources {
 }
 
 const seconds = (ms: number): number => ms / 1000
+/** a bound of 0 means none */
+const bound = (n: number): number | null => n > 0 ? n : null
 
 export function nodeLimits (src: LimitSources): Limits {
   const relay = src.relay
@@ -185,6 +196,15 @@ export function nodeLimits (src: LimitSources): Limits {
             timestamp_tolerance_s: PUBLISH_TS_TOLERANCE_S,
             disk_limit_bytes: src.feed.diskUsage().limitBytes ?? null,
             disk_used_bytes: src.feed.diskUsage().usedBytes,
+            pending: {
+              max_per_author: bound(src.feed.pendingLimits.maxPerAuthor),
+              max_bytes_per_author: bound(src.feed.pendingLimits.maxBytesPerAuthor),
+              max_per_ip: bound(src.feed.pendingLimits.maxPerClient),
+              max_bytes_per_ip: bound(src.feed.pendingLimits.maxBytesPerClient),
+              ttl_s: seconds(src.feed.pendingTtlMs),
+              funds_rule: 'balance ≥ the estimated fee of this post + the estimated fees of the author\'s other uncommitted posts',
+              bodies: src.feed.diskUsage().pendingBodies
+            },
             live_posts: src.feed.index.size,
             image: { max_side_px: MAX_SIDE_PX, jpeg_quality: JPEG_QUALITY }
           }

@@ -9,7 +9,7 @@ import { accountFrom, type Account } from '../client/index.js'
 import { P2PHost } from '../p2p/index.js'
 import { Contracts, ownsMailbox } from '../chain/index.js'
 import { RelayFees, RelayService, readRelayEnv, sealKeyFromEd25519 } from '../relay/index.js'
-import { FeedService } from '../feed/index.js'
+import { FeedService, readPendingLimits } from '../feed/index.js'
 import { MediaScrubber, readMediaEnv } from '../media/index.js'
 import { readRealtimeEnv } from '../realtime/index.js'
 import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
@@ -146,6 +146,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     chain: { state: node.store, scan: (prefix) => node.store.scanState(prefix) },
     hostingRelay: node.validatorPub,
     scrubber,
+    pendingLimits: readPendingLimits(),
     ...(caps.viewPairs !== undefined ? { maxViewPairs: caps.viewPairs } : {}),
     ...(config.feed_disk_limit_mb !== undefined ? { diskLimitBytes: config.feed_disk_limit_mb * 1024 * 1024 } : {}),
     logger: logger.child({ module: 'feed' })

@@ -28,6 +28,8 @@ export interface BodyMeta {
   quote_of: string
   /** unix s, node clock, when publish stored it */
   published_at: number
+  /** the version of the hashtag rule `hashtags` were extracted by (absent: before version 2) */
+  hashtag_rule?: number
 }
 
 export interface StoredBody {
@@ -74,6 +76,15 @@ export class FeedBodyStore {
       this.metas.put(postId, meta)
       this.contents.put(postId, body.content)
       if (body.attachment !== undefined) this.attachments.put(postId, body.attachment)
+    })
+    await this.root.flushed
+  }
+
+  /** Rewrites metadata records (their bodies unchanged); resolves once synced. */
+  async putMeta (records: ReadonlyArray<readonly [string, BodyMeta]>): Promise<void> {
+    if (records.length === 0) return
+    await this.root.transaction(() => {
+      for (const [id, meta] of records) this.metas.put(id, meta)
     })
     await this.root.flushed
   }

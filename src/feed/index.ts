@@ -7,11 +7,12 @@
  * without scanning all posts. Design, limits and wire forms: docs/feed.md.
  */
 export {
-  FeedService, DEFAULT_PENDING_TTL_MS, FOR_YOU_MAX_SCAN, PUBLISH_TS_TOLERANCE_S, SWEEP_INTERVAL_MS,
+  FeedService, DEFAULT_PENDING_TTL_MS, FOR_YOU_MAX_SCAN, PENDING_RETRY_AFTER_S, PUBLISH_TS_TOLERANCE_S, SWEEP_INTERVAL_MS,
   type FeedChain, type FeedServiceOptions, type ListPage, type ListQuery, type Scrubber
 } from './service.js'
 export { FeedIndex, FOR_YOU_HOURS, MAX_WINDOW_HOURS, type IndexedPost, type Page } from './feed-index.js'
-export { extractHashtags, normalizeTag, MAX_HASHTAGS, MAX_HASHTAG_CHARS } from './hashtags.js'
+export { extractHashtags, normalizeTag, HASHTAG_RULE, MAX_HASHTAGS, MAX_HASHTAG_CHARS } from './hashtags.js'
+export { readPendingLimits, DEFAULT_PENDING_LIMITS, type PendingLimits } from './pending.js'
 export { forYouScore, trendingScore, compareRank, compareTime, type Position, type RankedPost } from './ranking.js'
 export { ViewLimiter, VIEW_WINDOW_MS } from './views.js'
 export * from './schemas.js'

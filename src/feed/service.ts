@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import {
-  POST_METADATA_BYTES, MAX_POST_SIZE, Posts, StateKeys, decodePayload, postFee, unixSeconds, type CheckedTx, type CreatePostPayload, type PostRecord,
+  POST_METADATA_BYTES, MAX_POST_SIZE, Posts, StateKeys, balanceOf, decodePayload, postFee, unixSeconds, type CheckedTx, type CreatePostPayload, type PostRecord,
   type StateReader, type StateValue, type Transaction
 } from '../chain/index.js'
 import { verify } from '../crypto/index.js'
@@ -17,7 +17,8 @@ import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 import { FeedBodyStore, type BodyMeta } from './body-store.js'
 import { FeedIndex, type IndexedPost, type NewPost } from './feed-index.js'
-import { extractHashtags } from './hashtags.js'
+import { HASHTAG_RULE, extractHashtags } from './hashtags.js'
+import { DEFAULT_PENDING_LIMITS, PendingLedger, type Claim, type PendingLimits } from './pending.js'
 import type { Position } from './ranking.js'
 import { PREVIEW_CHARS, PublishRequestSchema, type FeedPostItem, type PublishRequest, type PublishResponse } from './schemas.js'
 import { ViewLimiter } from './views.js'
@@ -43,6 +44,8 @@ export interface FeedServiceOptions {
   diskLimitBytes?: number
   /** bodies published but never committed are collected after this long (default 24 h) */
   pendingTtlMs?: number
+  /** bounds on pending bodies per author and per client address (default DEFAULT_PENDING_LIMITS) */
+  pendingLimits?: PendingLimits
   logger: Logger
   now?: () => number
   /** fsync body writes (default true) */
@@ -69,10 +72,12 @@ export const SWEEP_INTERVAL_MS = 60_000
 /** for-you looks at most this many candidates per request, however many it excludes */
 export const FOR_YOU_MAX_SCAN = 5000
 
-interface PendingBody {
+/** Retry-After of a publish refused by a pending bound: a pending body leaves the bound when its CREATE_POST is committed (a block or two). */
+export const PENDING_RETRY_AFTER_S = 30
+
+interface PendingBody extends Claim {
   publishedAtMs: number
   claimedAtMs: number
-  size: number
 }
 
 export class FeedService {
@@ -83,6 +88,10 @@ export class FeedService {
   private readonly views: ViewLimiter
   /** bodies stored here whose post is not (yet) committed, by post id */
   private readonly pending = new Map<string, PendingBody>()
+  /** what pending bodies and publishes under way hold, per author and per client address */
+  private readonly ledger = new PendingLedger()
+  readonly pendingLimits: Readonly<PendingLimits>
+  readonly pendingTtlMs: number
   private readonly inFlight = new Map<string, { rawHash: string, author: string, answer: Promise<PublishResponse> }>()
   private usedBytes = 0
   private reservedBytes = 0
@@ -93,6 +102,8 @@ export class FeedService {
     this.log = opts.logger
     this.now = opts.now ?? Date.now
     this.views = new ViewLimiter(opts.maxViewPairs)
+    this.pendingLimits = opts.pendingLimits ?? DEFAULT_PENDING_LIMITS
+    this.pendingTtlMs = opts.pendingTtlMs ?? DEFAULT_PENDING_TTL_MS
   }
 
   /** Bytes of stored bodies counted against the disk quota (committed and pending). */
@@ -116,11 +127,12 @@ export class FeedService {
     this.index.prune(this.now())
     const views = new Map(this.store.allViews())
     const orphans: string[] = []
+    const retagged = await this.retag()
     this.index.addAll(this.livePosts(views))
     for (const [id, meta] of this.store.allMeta()) {
       const post = Posts.get(state, id)
       if (post === undefined) {
-        this.pending.set(id, { publishedAtMs: meta.published_at * 1000, claimedAtMs: 0, size: meta.size })
+        this.addPending(id, { author: meta.author, client: undefined, size: meta.size, publishedAtMs: meta.published_at * 1000, claimedAtMs: 0 })
         this.usedBytes += meta.size
       } else if (post.deleted || !bodyMatches(meta, post, this.opts.hostingRelay)) {
         orphans.push(id)
@@ -129,7 +141,23 @@ export class FeedService {
       }
     }
     await this.store.remove(orphans)
-    this.log.info({ posts: this.index.size, pendingBodies: this.pending.size, usedBytes: this.usedBytes, removed: orphans.length }, 'feed indexes rebuilt')
+    this.log.info({ posts: this.index.size, pendingBodies: this.pending.size, usedBytes: this.usedBytes, removed: orphans.length, retagged }, 'feed indexes rebuilt')
+  }
+
+  /**
+   * Bodies stored under an older hashtag rule get their tags extracted again from their text
+   * (once: the rule's version is recorded with them), so posts tagged before the rule changed
+   * are listed under the tags it gives now.
+   */
+  private async retag (): Promise<number> {
+    const updates: Array<[string, BodyMeta]> = []
+    for (const [id, meta] of this.store.allMeta()) {
+      if (meta.hashtag_rule === HASHTAG_RULE) continue
+      const content = this.store.body(id)?.content
+      if (content !== undefined) updates.push([id, { ...meta, hashtags: extractHashtags(content), hashtag_rule: HASHTAG_RULE }])
+    }
+    await this.store.putMeta(updates)
+    return updates.length
   }
 
   start (): void {
@@ -145,7 +173,8 @@ export class FeedService {
 
   // ---- publish ----
 
-  async publish (raw: unknown): Promise<PublishResponse> {
+  /** Stores a signed body; `client` is the address it came from, for the per-address bound. */
+  async publish (raw: unknown, client?: string): Promise<PublishResponse> {
     const req = parseOrThrow(PublishRequestSchema, raw)
     const skew = req.ts - this.nowS()
     if (Math.abs(skew) > PUBLISH_TS_TOLERANCE_S) {
@@ -173,7 +202,7 @@ export class FeedService {
       throw new KithError('BAD_REQUEST', `post_id ${req.post_id} was already published with other content`)
     }
     if (Posts.get(this.opts.chain.state, req.post_id) !== undefined) throw new KithError('BAD_REQUEST', `post_id ${req.post_id} already exists on chain`)
-    const answer = this.scrubAndStore(req, content, rawHash, attachment)
+    const answer = this.scrubAndStore(req, client, content, rawHash, attachment)
     this.inFlight.set(req.post_id, { rawHash, author: req.author, answer })
     try {
       return await answer
@@ -182,14 +211,41 @@ export class FeedService {
     }
   }
 
-  private async scrubAndStore (req: PublishRequest, content: Buffer, rawHash: string, attachment: { bytes: Buffer, mime: string } | undefined): Promise<PublishResponse> {
+  private async scrubAndStore (req: PublishRequest, client: string | undefined, content: Buffer, rawHash: string, attachment: { bytes: Buffer, mime: string } | undefined): Promise<PublishResponse> {
     const fixed = content.length + POST_METADATA_BYTES
     if (fixed > MAX_POST_SIZE) throw tooLarge(fixed)
     // scrubbing shrinks images, not video or audio: those too large already are refused before the sidecar
     if (attachment !== undefined && !attachment.mime.startsWith('image/') && fixed + attachment.bytes.length > MAX_POST_SIZE) throw tooLarge(fixed + attachment.bytes.length)
+    // funds and bounds before any scrubbing, on the size known so far (the least the post can be);
+    // held while the attachment is scrubbed, so concurrent publishes of one author count each other
+    const claim: Claim = { author: req.author, client, size: fixed }
+    this.admit(claim, fixed)
+    this.ledger.add(claim)
+    let kept = false
+    try {
+      const answer = await this.scrubAndKeep(req, claim, content, rawHash, attachment)
+      kept = true
+      return answer
+    } finally {
+      if (!kept) this.ledger.remove(claim)
+    }
+  }
+
+  private async scrubAndKeep (req: PublishRequest, claim: Claim, content: Buffer, rawHash: string, attachment: { bytes: Buffer, mime: string } | undefined): Promise<PublishResponse> {
+    const fixed = claim.size
     const scrubbed = attachment === undefined ? undefined : await this.opts.scrubber.scrub(attachment.bytes, attachment.mime)
     const size = fixed + (scrubbed?.bytes.length ?? 0)
     if (size > MAX_POST_SIZE) throw tooLarge(size)
+    if (size !== claim.size) {
+      // the exact size: its fee and bytes checked again, with this publish's own hold taken out
+      this.ledger.remove(claim)
+      try {
+        this.admit(claim, size)
+        claim.size = size
+      } finally {
+        this.ledger.add(claim)
+      }
+    }
     const limit = this.opts.diskLimitBytes
     if (limit !== undefined && this.usedBytes + this.reservedBytes + size > limit) {
       throw new KithError('FEED_QUOTA_EXCEEDED', `the feed disk quota of ${Math.floor(limit / 1024 / 1024)} MiB (--feed-disk-limit-mb) is exhausted: this node takes no new post bodies`)
@@ -209,17 +265,52 @@ export class FeedService {
       raw_hash: rawHash,
       reply_to: req.reply_to ?? '',
       quote_of: req.quote_of ?? '',
-      published_at: this.nowS()
+      published_at: this.nowS(),
+      hashtag_rule: HASHTAG_RULE
     }
     this.reservedBytes += size
     try {
       await this.store.put(req.post_id, meta, { content: req.content, attachment: scrubbed?.bytes })
       this.usedBytes += size
-      this.pending.set(req.post_id, { publishedAtMs: this.now(), claimedAtMs: 0, size })
+      // the publish's hold becomes the pending body's
+      this.pending.set(req.post_id, Object.assign(claim, { publishedAtMs: this.now(), claimedAtMs: 0 }))
     } finally {
       this.reservedBytes -= size
     }
     return this.answer(req.post_id, meta)
+  }
+
+  /**
+   * Whether `claim`'s author and address may hold one more pending body of `size` bytes: the
+   * author's committed balance covers the least fee of its CREATE_POST plus those of the author's
+   * other pending bodies (402), and the per-author and per-address bounds hold (429).
+   */
+  private admit (claim: Claim, size: number): void {
+    const held = this.ledger.ofAuthor(claim.author)
+    const fee = postFee(size)
+    const balance = balanceOf(this.opts.chain.state, claim.author)
+    if (balance < held.fees + fee) {
+      const others = held.count === 0 ? '' : ` plus ${held.fees} µT for the ${held.count} post(s) it published here that are not committed yet`
+      throw new KithError('FEED_INSUFFICIENT_FUNDS',
+        `insufficient funds: the author's committed balance is ${balance} µT, less than the ${fee} µT the CREATE_POST of this post costs at least${others} (fund the account first)`)
+    }
+    const limits = this.pendingLimits
+    over('author', held, limits.maxPerAuthor, limits.maxBytesPerAuthor, size)
+    if (claim.client !== undefined) over('client address', this.ledger.ofClient(claim.client), limits.maxPerClient, limits.maxBytesPerClient, size)
+  }
+
+  private addPending (id: string, body: PendingBody): void {
+    this.pending.set(id, body)
+    this.ledger.add(body)
+  }
+
+  /** Forgets a pending body (committed, deleted or collected); its bytes leave the quota elsewhere. */
+  private dropPending (id: string): PendingBody | undefined {
+    const body = this.pending.get(id)
+    if (body === undefined) return undefined
+    this.pending.delete(id)
+    this.ledger.remove(body)
+    return body
   }
 
   private answer (postId: string, meta: BodyMeta): PublishResponse {
@@ -269,7 +360,7 @@ export class FeedService {
           const post = Posts.get(state, id)
           if (post === undefined || post.deleted || post.tx_id !== tx.id) break
           const meta = this.localMeta(id, post)
-          if (meta !== undefined) this.pending.delete(id)
+          if (meta !== undefined) this.dropPending(id)
           this.index.add({ id, author: post.author, created: post.created_ms, likes: post.likes, views: 0, tags: meta?.hashtags })
           break
         }
@@ -279,7 +370,7 @@ export class FeedService {
           const meta = this.store.meta(id)
           if (meta !== undefined) {
             this.usedBytes -= meta.size
-            this.pending.delete(id)
+            this.dropPending(id)
           }
           gone.push(id) // its body when it is here, and its view count
           break
@@ -302,17 +393,14 @@ export class FeedService {
   /** Collects bodies published but never committed once their TTL has passed. */
   async sweep (): Promise<number> {
     const now = this.now()
-    const ttl = this.opts.pendingTtlMs ?? DEFAULT_PENDING_TTL_MS
+    const ttl = this.pendingTtlMs
     const expired: string[] = []
     for (const [id, body] of this.pending) {
       if (body.publishedAtMs + ttl <= now && body.claimedAtMs + CLAIM_GRACE_MS <= now && Posts.get(this.opts.chain.state, id) === undefined) {
         expired.push(id)
       }
     }
-    for (const id of expired) {
-      this.usedBytes -= this.pending.get(id)?.size ?? 0
-      this.pending.delete(id)
-    }
+    for (const id of expired) this.usedBytes -= this.dropPending(id)?.size ?? 0
     await this.store.remove(expired)
     this.index.prune(this.now())
     if (expired.length > 0) this.log.info({ count: expired.length }, 'collected post bodies that were never committed')
@@ -468,6 +556,16 @@ export class FeedService {
 
 function bodyMatches (meta: BodyMeta, post: PostRecord, hostingRelay: string): boolean {
   return post.hosting_relay === hostingRelay && meta.content_hash === post.content_hash && meta.size === post.size && meta.author === post.author
+}
+
+/** Refuses one more pending body of `size` bytes past a bound (0: none) on what `holder` holds. */
+function over (holder: string, held: { count: number, bytes: number }, maxCount: number, maxBytes: number, size: number): void {
+  const tooMany = maxCount > 0 && held.count + 1 > maxCount
+  if (!tooMany && !(maxBytes > 0 && held.bytes + size > maxBytes)) return
+  const bound = tooMany ? `at most ${maxCount} may wait` : `at most ${maxBytes} bytes may wait (this post is ${size})`
+  throw new KithError('FEED_PENDING_LIMIT',
+    `too many uncommitted posts from this ${holder}: ${held.count} published here (${held.bytes} bytes) wait for their CREATE_POST, and ${bound}; ` +
+    'submit their CREATE_POSTs (a committed post leaves the count), or wait until uncommitted ones are collected 24 h after publishing')
 }
 
 function decodeAttachment (req: PublishRequest): { bytes: Buffer, mime: string } | undefined {

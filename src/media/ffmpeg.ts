@@ -1,24 +1,38 @@
 /**
- * ffmpeg for the reference sidecar: the static binary that the npm package
- * `@ffmpeg-installer/ffmpeg` ships for this platform (ffmpeg 4.1, 2018-12-10 static build), so
- * nothing is downloaded at run time. Also the metadata-stripping remux each format gets.
+ * ffmpeg for the reference sidecar: a maintained build from the operating system (Debian's
+ * `ffmpeg` package, security-patched with the distribution), never a bundled one: ffmpeg parses
+ * hostile uploads. Also the metadata-stripping remux each format gets.
  */
 import { spawn } from 'node:child_process'
-import { createRequire } from 'node:module'
+import { accessSync, constants, statSync } from 'node:fs'
+import { delimiter, join } from 'node:path'
 
-let cachedPath: string | undefined
+export const FFMPEG_INSTALL_HINT = 'install Debian\'s ffmpeg (apt-get install ffmpeg) or set SVC_FFMPEG_PATH to an ffmpeg binary'
+const SYSTEM_FFMPEG = '/usr/bin/ffmpeg'
 
-/** Path of the ffmpeg binary; throws a clear Error when the platform has none. */
-export function ffmpegPath (): string {
-  if (cachedPath !== undefined) return cachedPath
+function isExecutableFile (path: string): boolean {
   try {
-    const installer = createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }
-    cachedPath = installer.path
-    return cachedPath
-  } catch (err) {
-    // the package throws a string for an unsupported platform
-    throw new Error(`no ffmpeg binary: @ffmpeg-installer/ffmpeg has none for ${process.platform}-${process.arch} (${err instanceof Error ? err.message : String(err)})`, { cause: err })
+    accessSync(path, constants.X_OK)
+    return statSync(path).isFile()
+  } catch {
+    return false
   }
+}
+
+/**
+ * The ffmpeg binary: SVC_FFMPEG_PATH when set, else `ffmpeg` on PATH, else /usr/bin/ffmpeg.
+ * Throws an Error saying what to install when there is none.
+ */
+export function ffmpegPath (env: NodeJS.ProcessEnv = process.env): string {
+  const configured = (env.SVC_FFMPEG_PATH ?? '').trim()
+  if (configured !== '') {
+    if (!isExecutableFile(configured)) throw new Error(`SVC_FFMPEG_PATH=${configured} is not an executable file: ${FFMPEG_INSTALL_HINT}`)
+    return configured
+  }
+  const candidates = (env.PATH ?? '').split(delimiter).filter((dir) => dir !== '').map((dir) => join(dir, 'ffmpeg'))
+  const found = [...candidates, SYSTEM_FFMPEG].find(isExecutableFile)
+  if (found === undefined) throw new Error(`no ffmpeg found on PATH or at ${SYSTEM_FFMPEG}: ${FFMPEG_INSTALL_HINT}`)
+  return found
 }
 
 export interface RunResult {
@@ -31,10 +45,10 @@ export interface RunResult {
 
 const STDERR_KEPT = 8192
 
-/** Runs ffmpeg; SIGKILL past `timeoutMs` or when `signal` aborts. */
-export async function runFfmpeg (args: string[], timeoutMs: number, signal?: AbortSignal): Promise<RunResult> {
+/** Runs the ffmpeg at `binary`; SIGKILL past `timeoutMs` or when `signal` aborts. */
+export async function runFfmpeg (binary: string, args: string[], timeoutMs: number, signal?: AbortSignal): Promise<RunResult> {
   return await new Promise<RunResult>((resolve, reject) => {
-    const child = spawn(ffmpegPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     let stderr = ''
     let stdout = ''
     let timedOut = false
@@ -52,11 +66,11 @@ export async function runFfmpeg (args: string[], timeoutMs: number, signal?: Abo
   })
 }
 
-/** `ffmpeg version N-47683-g0e8eb07980-static ...` → `N-47683-g0e8eb07980-static`. */
-export async function ffmpegVersion (): Promise<string> {
-  const run = await runFfmpeg(['-hide_banner', '-version'], 10_000)
+/** `ffmpeg version 5.1.6-0+deb12u1 Copyright ...` → `5.1.6-0+deb12u1`. */
+export async function ffmpegVersion (binary: string): Promise<string> {
+  const run = await runFfmpeg(binary, ['-hide_banner', '-version'], 10_000)
   const match = /ffmpeg version (\S+)/.exec(run.stderr)
-  if (run.code !== 0 || match === null) throw new Error(`ffmpeg -version failed (code ${String(run.code)}): ${run.stderr.slice(0, 300)}`)
+  if (run.code !== 0 || match === null) throw new Error(`${binary} -version failed (code ${String(run.code)}): ${run.stderr.slice(0, 300)}`)
   return match[1]
 }
 
@@ -68,8 +82,8 @@ interface Remux {
   audioOnly: boolean
 }
 
-/** The formats the sidecar accepts, by Content-Type. */
-export const REMUX: Readonly<Record<string, Remux>> = {
+/** The formats the sidecar accepts, by Content-Type (a Map: the Content-Type is the client's text). */
+export const REMUX: ReadonlyMap<string, Remux> = new Map(Object.entries({
   'video/mp4': { demuxer: 'mov', output: ['-f', 'mp4', '-movflags', '+faststart'], audioOnly: false },
   'audio/mp4': { demuxer: 'mov', output: ['-f', 'mp4', '-brand', 'M4A ', '-movflags', '+faststart'], audioOnly: true },
   'audio/x-m4a': { demuxer: 'mov', output: ['-f', 'mp4', '-brand', 'M4A ', '-movflags', '+faststart'], audioOnly: true },
@@ -80,14 +94,14 @@ export const REMUX: Readonly<Record<string, Remux>> = {
   'audio/opus': { demuxer: 'ogg', output: ['-f', 'ogg'], audioOnly: true },
   // no ID3v2 or ID3v1 tag at all (ID3 holds the tags and the cover picture)
   'audio/mpeg': { demuxer: 'mp3', output: ['-f', 'mp3', '-id3v2_version', '0', '-write_id3v1', '0'], audioOnly: true }
-}
+} satisfies Record<string, Remux>))
 
 /**
  * The stream-copy remux that drops container and stream metadata: global and stream tags,
  * chapters, attached pictures and data streams; bitexact so no encoder tag is written.
  */
 export function remuxArgs (mime: string, input: string, output: string): string[] {
-  const remux = REMUX[mime]
+  const remux = REMUX.get(mime)
   if (remux === undefined) throw new Error(`no remux for ${mime}`)
   // 0:V is video that is not an attached picture; subtitles, data and attachments are not mapped
   const maps = remux.audioOnly ? ['-map', '0:a'] : ['-map', '0:V?', '-map', '0:a?']

@@ -38,7 +38,8 @@ interface Accepts {
 
 // audio/mp4 accepts the generic MP4 brands too: an audio-only MP4 written by a phone's recorder
 // often carries `isom` or `mp42`, and the sidecar keeps only the audio streams of an audio upload.
-const ACCEPTS: Record<string, Accepts> = {
+// A Map, not an object: the declared mime is the uploader's text (`__proto__`, `constructor`).
+const ACCEPTS: ReadonlyMap<string, Accepts> = new Map(Object.entries({
   'image/jpeg': { kind: 'image', canonical: 'image/jpeg', formats: ['jpeg'] },
   'image/png': { kind: 'image', canonical: 'image/png', formats: ['png'] },
   'image/gif': { kind: 'image', canonical: 'image/gif', formats: ['gif'] },
@@ -52,7 +53,7 @@ const ACCEPTS: Record<string, Accepts> = {
   'audio/mp4': { kind: 'audio', canonical: 'audio/mp4', formats: ['m4a', 'mp4'] },
   'audio/x-m4a': { kind: 'audio', canonical: 'audio/mp4', formats: ['m4a', 'mp4'] },
   'audio/webm': { kind: 'audio', canonical: 'audio/webm', formats: ['webm'] }
-}
+} satisfies Record<string, Accepts>))
 
 /** `Image/JPEG; charset=x` → `image/jpeg`. */
 export function normaliseMime (mime: string): string {
@@ -66,7 +67,7 @@ export function normaliseMime (mime: string): string {
  */
 export function checkMagic (bytes: Uint8Array, declaredMime: string): { kind: MediaKind, mime: string } {
   const mime = normaliseMime(declaredMime)
-  const accepts = ACCEPTS[mime]
+  const accepts = ACCEPTS.get(mime)
   if (accepts === undefined) {
     const shown = mime === '' ? 'an empty attachment_mime' : `attachment_mime ${mime}`
     throw new KithError('MEDIA_UNSUPPORTED', `${shown} is not supported; supported: ${SUPPORTED_MIME.join(', ')}`)

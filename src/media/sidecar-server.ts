@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { isKithError } from '../errors.js'
-import { REMUX, ffmpegVersion, remuxArgs, runFfmpeg } from './ffmpeg.js'
+import { REMUX, ffmpegPath, ffmpegVersion, remuxArgs, runFfmpeg } from './ffmpeg.js'
 import { checkMagic, normaliseMime } from './magic.js'
 import { HEALTH_PATH, SCRUB_PATH } from './sidecar-client.js'
 
@@ -27,6 +27,8 @@ export interface SidecarOptions {
   concurrency?: number
   /** requests waiting for an ffmpeg beyond those; more get 503; default 8 */
   maxQueue?: number
+  /** the ffmpeg binary; default `ffmpegPath()` (SVC_FFMPEG_PATH, PATH, /usr/bin/ffmpeg) */
+  ffmpegPath?: string
 }
 
 export interface Sidecar {
@@ -87,7 +89,8 @@ export async function startSidecar (opts: SidecarOptions): Promise<Sidecar> {
   const concurrency = opts.concurrency ?? 2
   const maxQueue = opts.maxQueue ?? 8
   // fails start-up when the binary is missing or does not run
-  const version = await ffmpegVersion()
+  const ffmpeg = opts.ffmpegPath ?? ffmpegPath()
+  const version = await ffmpegVersion(ffmpeg)
   const stopAll = new AbortController()
   const inFlight = new Set<Promise<void>>()
   const waiting: Array<() => void> = []
@@ -123,7 +126,7 @@ export async function startSidecar (opts: SidecarOptions): Promise<Sidecar> {
       const input = join(dir, 'in')
       const output = join(dir, 'out')
       await writeFile(input, body)
-      const run = await runFfmpeg(remuxArgs(mime, input, output), timeoutMs, stopAll.signal)
+      const run = await runFfmpeg(ffmpeg, remuxArgs(mime, input, output), timeoutMs, stopAll.signal)
       if (run.timedOut) throw new HttpError(422, `the file took longer than ${timeoutMs} ms to process`)
       if (run.code !== 0) throw new HttpError(422, `ffmpeg could not process the file as ${mime}: ${ffmpegReason(run.stderr, dir)}`)
       return await readFile(output)
@@ -148,8 +151,8 @@ export async function startSidecar (opts: SidecarOptions): Promise<Sidecar> {
       return
     }
     const mime = normaliseMime(req.headers['content-type'] ?? '')
-    if (REMUX[mime] === undefined) {
-      sendJson(res, 415, { error: `Content-Type ${mime === '' ? '(none)' : mime} is not supported; supported: ${Object.keys(REMUX).join(', ')}` })
+    if (!REMUX.has(mime)) {
+      sendJson(res, 415, { error: `Content-Type ${mime === '' ? '(none)' : mime} is not supported; supported: ${[...REMUX.keys()].join(', ')}` })
       return
     }
     if (running >= concurrency && waiting.length >= maxQueue) {
@@ -191,7 +194,7 @@ export async function startSidecar (opts: SidecarOptions): Promise<Sidecar> {
   const address = server.address() as AddressInfo
   const shownHost = address.family === 'IPv6' ? (address.address === '::' ? 'localhost' : `[${address.address}]`) : (address.address === '0.0.0.0' ? '127.0.0.1' : address.address)
   const url = `http://${shownHost}:${address.port}`
-  log.info({ url, port: address.port, ffmpeg: version, maxBytes, timeoutMs, concurrency }, 'sidecar listening')
+  log.info({ url, port: address.port, ffmpeg: version, ffmpegPath: ffmpeg, maxBytes, timeoutMs, concurrency }, 'sidecar listening')
 
   let closed: Promise<void> | undefined
   const close = async (): Promise<void> => {

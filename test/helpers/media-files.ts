@@ -1,6 +1,6 @@
 /**
- * Real media files for tests, made with the same npm ffmpeg the sidecar uses (lavfi test
- * sources), and readers of what a file carries: its tags (`-f ffmetadata`), its streams, and
+ * Real media files for tests, made with the same ffmpeg the sidecar uses (`ffmpegPath()`:
+ * SVC_FFMPEG_PATH, else Debian's `ffmpeg`; lavfi test sources), and readers of what a file carries: its tags (`-f ffmetadata`), its streams, and
  * whether it decodes. exiftool (Debian: libimage-exiftool-perl) reads image metadata.
  */
 import { execFile } from 'node:child_process'

@@ -437,8 +437,8 @@ export interface SidecarProcess {
   output: string[]
 }
 
-export async function startSidecar (args: string[] = []): Promise<SidecarProcess> {
-  const child = spawn(KITH_BIN, ['sidecar', '--listen', '127.0.0.1:0', ...args], { env: childEnv({}), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+export async function startSidecar (args: string[] = [], env: Record<string, string> = {}): Promise<SidecarProcess> {
+  const child = spawn(KITH_BIN, ['sidecar', '--listen', '127.0.0.1:0', ...args], { env: childEnv(env), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
   const output: string[] = []
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk))

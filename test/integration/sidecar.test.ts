@@ -1,21 +1,26 @@
 /**
  * The reference media sidecar as users run it (`bin/kith sidecar --listen 127.0.0.1:0`, a real
- * child process with the npm ffmpeg): real MP4, MP3, M4A, WebM and Ogg files carrying tags,
+ * child process with the system's ffmpeg, Debian's 5.1 here): real MP4, MP3, M4A, WebM and Ogg files carrying tags,
  * chapters, GPS and a cover picture go in, come out without them and still decode; its error
  * answers; and the node-side MediaScrubber against it and against stand-in sidecars that fail.
  */
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtemp, rm, symlink } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
 import { pino } from 'pino'
 import { KithError } from '../../src/errors.js'
 import { STATUS_BY_CODE } from '../../src/api/errors.js'
-import { MediaScrubber, readMediaEnv, type MediaEnv } from '../../src/media/index.js'
+import { MediaScrubber, ffmpegPath, readMediaEnv, type MediaEnv } from '../../src/media/index.js'
 import {
   SECRET_CHAPTER, SECRET_LOCATION, SECRET_TAGS, decodesCleanly, makeMedia, mediaInfo, type MediaSample
 } from '../helpers/media-files.js'
-import { errorMessage, http, startSidecar, type SidecarProcess } from '../helpers/node-process.js'
+import { KITH_BIN, REPO_ROOT, childEnv, errorMessage, http, startSidecar, type SidecarProcess } from '../helpers/node-process.js'
 
 async function post (url: string, body: Buffer, contentType: string): Promise<{ status: number, type: string | null, bytes: Buffer }> {
   const res = await fetch(`${url}/v1/scrub`, { method: 'POST', body: new Uint8Array(body), headers: { 'content-type': contentType } })
@@ -83,12 +88,17 @@ after(async () => {
 })
 
 describe('bin/kith sidecar', () => {
-  it('GET /v1/health names the ffmpeg version', async () => {
+  it('GET /v1/health and the start-up log name the version of the system ffmpeg it runs, not a bundled 2018 build', async () => {
     const res = await http(sidecar.url, 'GET', '/v1/health')
     assert.equal(res.status, 200)
     const body = res.json as { status: string, ffmpeg: string }
     assert.equal(body.status, 'ok')
-    assert.match(body.ffmpeg, /\S/)
+    const { stdout } = await promisify(execFile)(ffmpegPath(), ['-hide_banner', '-version'])
+    assert.equal(body.ffmpeg, /^ffmpeg version (\S+)/.exec(stdout)?.[1], 'the version of the ffmpeg found on PATH')
+    assert.doesNotMatch(body.ffmpeg, /^N-47683|static/, 'not the @ffmpeg-installer build')
+    const listening = sidecar.output.join('').split('\n').find((line) => line.includes('"msg":"sidecar listening"'))
+    assert.ok(listening !== undefined)
+    assert.equal((JSON.parse(listening) as { ffmpeg?: string }).ffmpeg, body.ffmpeg)
   })
 
   for (const c of CASES) {
@@ -132,8 +142,8 @@ describe('bin/kith sidecar', () => {
     assert.match(res.bytes.toString(), /Content-Type is video\/mp4 but the bytes are not a recognised/)
   })
 
-  it('refuses an unsupported Content-Type with 415', async () => {
-    for (const type of ['image/png', 'text/plain', 'video/quicktime']) {
+  it('refuses an unsupported Content-Type with 415, JavaScript built-in names included', async () => {
+    for (const type of ['image/png', 'text/plain', 'video/quicktime', '__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
       const res = await post(sidecar.url, samples.mp4 as Buffer, type)
       assert.equal(res.status, 415, type)
       assert.match(JSON.parse(res.bytes.toString()).error as string, /is not supported; supported: video\/mp4/)
@@ -244,6 +254,32 @@ describe('MediaScrubber and the sidecar', () => {
 })
 
 describe('bin/kith sidecar lifecycle', () => {
+  it('refuses to start without a usable ffmpeg, saying what to install', async () => {
+    const { code, stderr } = await new Promise<{ code: number | null, stderr: string }>((resolve) => {
+      execFile(KITH_BIN, ['sidecar', '--listen', '127.0.0.1:0'], { cwd: REPO_ROOT, env: childEnv({ SVC_FFMPEG_PATH: '/nonexistent/ffmpeg' }) }, (err, _stdout, stderr) => {
+        resolve({ code: err === null ? 0 : (err as { code?: number }).code ?? null, stderr })
+      })
+    })
+    assert.equal(code, 1)
+    assert.match(stderr, /SVC_FFMPEG_PATH=\/nonexistent\/ffmpeg is not an executable file: install Debian's ffmpeg \(apt-get install ffmpeg\)/)
+  })
+
+  it('SVC_FFMPEG_PATH names the binary it runs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kith-ffmpeg-'))
+    try {
+      const named = join(dir, 'operator-ffmpeg')
+      await symlink(ffmpegPath(), named)
+      const running = await startSidecar([], { SVC_FFMPEG_PATH: named })
+      const listening = JSON.parse(running.output.join('').split('\n').find((line) => line.includes('"msg":"sidecar listening"')) ?? '{}') as { ffmpegPath?: string }
+      assert.equal(listening.ffmpegPath, named)
+      assert.equal((await post(running.url, samples.mp3 as Buffer, 'audio/mpeg')).status, 200)
+      running.child.kill('SIGTERM')
+      assert.deepEqual(await running.exited, { code: 0, signal: null })
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   it('kills an ffmpeg run past --timeout-ms (422), then SIGTERM stops it cleanly (exit 0)', async () => {
     const running = await startSidecar(['--timeout-ms', '1'])
     const res = await post(running.url, samples.mp4 as Buffer, 'video/mp4')

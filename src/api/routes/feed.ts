@@ -1,8 +1,8 @@
 /** The social feed under /feed (at the root, not /api): docs/feed.md. */
 import { resolveAccount } from '../../chain/index.js'
-import { KithError } from '../../errors.js'
+import { KithError, isKithError } from '../../errors.js'
 import {
-  AuthorFeedSchema, AuthorParamsSchema, ForYouQuerySchema, ForYouSchema, HashtagFeedSchema, MAX_POST_SIZE, PageQuerySchema, PostBodySchema,
+  AuthorFeedSchema, AuthorParamsSchema, ForYouQuerySchema, ForYouSchema, HashtagFeedSchema, MAX_POST_SIZE, PENDING_RETRY_AFTER_S, PageQuerySchema, PostBodySchema,
   PostParamsSchema, PostStatsSchema, PublishRequestSchema, PublishResponseSchema, StatsQuerySchema, TagParamsSchema, TimelineQuerySchema,
   TimelineSchema, TrendingQuerySchema, TrendingSchema, ViewResponseSchema, normalizeTag, type FeedService
 } from '../../feed/index.js'
@@ -37,13 +37,23 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       responses: {
         200: { description: 'stored durably (or already stored by this same request): the fields of the CREATE_POST to submit', schema: PublishResponseSchema },
         400: { description: 'malformed request, bad signature (mentions `signature`), ts more than 5 minutes off (mentions `timestamp`), attachment_mime that the bytes\' magic contradicts, unsupported or undecodable attachment', schema: ErrorSchema },
+        402: { description: 'the author\'s committed balance does not cover the least CREATE_POST fee of this post plus those of its other uncommitted posts (checked before any scrubbing)', schema: ErrorSchema },
         413: { description: `post larger than MaxPostSize (${MAX_POST_SIZE} bytes) after scrubbing, or a request body over the upload cap`, schema: ErrorSchema },
+        429: { description: 'too many uncommitted posts (published, no CREATE_POST committed yet) from this author or this client address (Retry-After)', schema: ErrorSchema },
         502: { description: 'the media sidecar failed', schema: ErrorSchema },
         503: { description: 'video or audio without a scrubbing sidecar, or the image scrubbers are busy (Retry-After)', schema: ErrorSchema },
         504: { description: 'the media sidecar timed out', schema: ErrorSchema },
         507: { description: 'the feed disk quota (--feed-disk-limit-mb) is exhausted', schema: ErrorSchema }
       },
-      handler: async ({ ctx }) => await feed.publish(ctx.request.body)
+      handler: async ({ body, ctx }) => {
+        try {
+          return await feed.publish(body, ctx.ip)
+        } catch (err) {
+          // a bound frees when one of the holder's posts is committed, not in a second
+          if (isKithError(err) && err.code === 'FEED_PENDING_LIMIT') ctx.set('Retry-After', String(PENDING_RETRY_AFTER_S))
+          throw err
+        }
+      }
     }),
     route({
       method: 'get',
@@ -149,7 +159,7 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       responses: { 200: { description: 'posts with the tag', schema: HashtagFeedSchema }, ...listErrors },
       handler: ({ params, query }) => {
         const tag = normalizeTag(params.tag)
-        if (tag === undefined) throw new KithError('BAD_REQUEST', `tag: "${params.tag}" is not a hashtag (1 to 40 letters, digits or _)`)
+        if (tag === undefined) throw new KithError('BAD_REQUEST', `tag: "${params.tag}" is not a hashtag (1 to 40 letters, marks, digits or _)`)
         const page = feed.byTag(tag, query)
         return { tag, count: page.posts.length, posts: page.posts, next_cursor: page.next_cursor }
       }

@@ -23,6 +23,27 @@ describe('extractHashtags', () => {
     assert.deepEqual(extractHashtags(text), ['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7'])
   })
 
+  test('the text is NFC-normalised and marks belong to the run: İstanbul, café in both forms, नमस्ते', () => {
+    // İ lowercases (locale-independently) to i + U+0307 COMBINING DOT ABOVE: a mark, kept
+    assert.deepEqual(extractHashtags('#İstanbul'), ['i\u0307stanbul'])
+    assert.deepEqual(extractHashtags('#I\u0307stanbul'), ['i\u0307stanbul'], 'the same text typed decomposed')
+    assert.deepEqual(extractHashtags('#cafe\u0301 #caf\u00e9'), ['caf\u00e9'], 'decomposed and composed café are one tag, stored composed')
+    assert.deepEqual(extractHashtags('#नमस्ते दुनिया'), ['नमस्ते'], 'vowel signs and the virama are marks')
+    assert.deepEqual(extractHashtags('#ΣΊΣΥΦΟΣ'), ['σίσυφος'])
+  })
+
+  test('40 code points are counted on the folded tag', () => {
+    assert.deepEqual(extractHashtags(`#${'e\u0301'.repeat(40)}`), ['\u00e9'.repeat(40)], '80 code points typed, 40 after NFC')
+    assert.deepEqual(extractHashtags(`#${'İ'.repeat(21)}`), [], 'İ folds to two code points: 42')
+  })
+
+  test('normalizeTag folds a listing\'s tag by the same rule, so either form finds the tag', () => {
+    for (const typed of ['İstanbul', 'I\u0307stanbul', '#İSTANBUL', 'i\u0307stanbul']) assert.equal(normalizeTag(typed), 'i\u0307stanbul', typed)
+    assert.equal(normalizeTag('CAFE\u0301'), 'caf\u00e9')
+    assert.equal(normalizeTag('नमस्ते'), 'नमस्ते')
+    for (const text of ['#İstanbul', '#cafe\u0301', '#नमस्ते', '#Straße']) assert.equal(normalizeTag(extractHashtags(text)[0]), extractHashtags(text)[0], `${text}: a stored tag is its own lookup`)
+  })
+
   test('normalizeTag takes an optional #, any case; refuses what is not a tag', () => {
     assert.equal(normalizeTag('#Beach'), 'beach')
     assert.equal(normalizeTag('BEACH'), 'beach')

@@ -267,3 +267,101 @@ describe('FeedService', () => {
     assert.equal(feed.diskUsage().pendingBodies, usage.pendingBodies)
   })
 })
+
+describe('FeedService: what a publish costs its author', () => {
+  let dir: string
+  const nowMs = Date.parse('2026-05-01T12:00:00Z')
+  const ts = Math.floor(nowMs / 1000)
+  let chain: TestChain
+  let feed: FeedService
+  const scrubbed: string[] = []
+  let crowded: Account
+  /** records every scrub: a refused publish must not get this far */
+  const scrubber = {
+    async scrub (bytes: Buffer, mime: string): Promise<{ bytes: Buffer, mime: string }> {
+      scrubbed.push(mime)
+      return { bytes: bytes.subarray(0, 100), mime }
+    }
+  }
+
+  async function openFeed (pendingLimits = { maxPerAuthor: 3, maxBytesPerAuthor: 10_000, maxPerClient: 3, maxBytesPerClient: 0 }): Promise<FeedService> {
+    const service = new FeedService({ dataDir: dir, chain, hostingRelay: RELAY, scrubber, logger: pino({ level: 'silent' }), now: () => nowMs, sync: false, pendingLimits })
+    await service.open()
+    return service
+  }
+
+  function funded (amountUt: number): Account {
+    const account = accountFrom()
+    if (amountUt > 0) chain.state.data.set(`bal:${account.pub}`, amountUt)
+    return account
+  }
+
+  async function commit (author: Account, published: PublishResponse): Promise<void> {
+    const tx = createPostTx(author, published, { time: nowMs })
+    chain.commit([tx], nowMs)
+    await feed.applyBlock([tx])
+  }
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kith-feed-funds-'))
+    chain = new TestChain()
+    feed = await openFeed()
+  })
+
+  after(async () => {
+    await feed.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  test('a key holding nothing is refused (402) before its attachment is scrubbed, and nothing is stored', async () => {
+    const broke = funded(0)
+    const before = feed.diskUsage()
+    await expectError(feed.publish(publishRequest(broke, { content: 'free ride', ts, attachment: Buffer.alloc(5000, 1), attachmentMime: 'image/png' })), 'FEED_INSUFFICIENT_FUNDS', 'balance is 0 µT')
+    assert.deepEqual(scrubbed, [], 'no scrubbing work for it')
+    assert.deepEqual(feed.diskUsage(), before)
+  })
+
+  test('the balance must cover this post\'s fee plus those of the author\'s other uncommitted posts; a commit pays one and frees it', async () => {
+    const content = 'a'.repeat(872) // size 1000: fee 2000 µT
+    const author = funded(2 * postFee(1000) + 1500)
+    const first = await feed.publish(publishRequest(author, { content, ts }))
+    assert.equal(first.estimated_fee_ut, 2000)
+    await feed.publish(publishRequest(author, { content, ts }))
+    await expectError(feed.publish(publishRequest(author, { content, ts })), 'FEED_INSUFFICIENT_FUNDS', 'plus 4000 µT for the 2 post(s)')
+    // committing the first pays its 2000 µT: 3500 left, 2000 held by the second; room for a short third
+    await commit(author, first)
+    await expectError(feed.publish(publishRequest(author, { content, ts })), 'FEED_INSUFFICIENT_FUNDS', 'balance is 3500 µT')
+    await feed.publish(publishRequest(author, { content: 'short', ts }))
+  })
+
+  test('the exact fee after scrubbing is checked too, before the body is stored', async () => {
+    const author = funded(postFee(128 + 4) + 50)
+    // 4 content bytes + 128 fit; the scrubbed 100-byte attachment does not
+    await expectError(feed.publish(publishRequest(author, { content: 'pics', ts, attachment: Buffer.alloc(5000, 1), attachmentMime: 'image/png' })), 'FEED_INSUFFICIENT_FUNDS', 'less than the 1232 µT')
+    assert.equal(feed.diskUsage().pendingBodies, 2, 'only the bodies of the test before')
+  })
+
+  test('uncommitted bodies are bounded per author and per client address (429), and a commit frees a place', async () => {
+    const author = crowded = funded(100_000_000)
+    const made: PublishResponse[] = []
+    for (let i = 0; i < 3; i++) made.push(await feed.publish(publishRequest(author, { content: `pending ${i}`, ts }), '10.0.0.1'))
+    await expectError(feed.publish(publishRequest(author, { content: 'one too many', ts }), '10.0.0.2'), 'FEED_PENDING_LIMIT', 'author: 3 published here')
+    await commit(author, made[0])
+    await feed.publish(publishRequest(author, { content: 'after a commit', ts }), '10.0.0.1')
+    // 10.0.0.1 holds 3 again: another author from it is refused, from elsewhere admitted
+    const other = funded(100_000_000)
+    await expectError(feed.publish(publishRequest(other, { content: 'same address', ts }), '10.0.0.1'), 'FEED_PENDING_LIMIT', 'client address')
+    await feed.publish(publishRequest(other, { content: 'another address', ts }), '10.0.0.3')
+    // bytes too: 10,000 per author
+    const big = funded(100_000_000)
+    await feed.publish(publishRequest(big, { content: 'b'.repeat(9000), ts }))
+    await expectError(feed.publish(publishRequest(big, { content: 'b'.repeat(1000), ts })), 'FEED_PENDING_LIMIT', 'at most 10000 bytes may wait')
+  })
+
+  test('the holdings are rebuilt at start from the bodies on disk (by author; addresses are not stored)', async () => {
+    await feed.close()
+    feed = await openFeed()
+    await expectError(feed.publish(publishRequest(crowded, { content: 'still three waiting', ts }), '10.0.0.9'), 'FEED_PENDING_LIMIT', 'author: 3 published here')
+    await feed.publish(publishRequest(funded(100_000_000), { content: 'the address starts afresh', ts }), '10.0.0.1')
+  })
+})

@@ -1,6 +1,6 @@
 /**
  * The magic-byte check against the declared mime (spec, Feed rule 4) on real files made by sharp
- * and by the npm ffmpeg, and the media environment settings.
+ * and by the system's ffmpeg, and the media environment settings.
  */
 import assert from 'node:assert/strict'
 import { before, describe, it } from 'node:test'
@@ -82,6 +82,10 @@ describe('checkMagic', () => {
   it('refuses a mime outside the supported list, listing the supported ones (400)', () => {
     rejects(() => checkMagic(images.png, 'image/bmp'), 'MEDIA_UNSUPPORTED', /image\/bmp is not supported; supported: image\/jpeg, image\/png, image\/gif, image\/webp, video\/mp4/)
     rejects(() => checkMagic(images.png, ''), 'MEDIA_UNSUPPORTED', /empty attachment_mime/)
+    // JavaScript built-in names are not mimes (a lookup in a plain object found them on its prototype: a 500)
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      rejects(() => checkMagic(images.png, name), 'MEDIA_UNSUPPORTED', new RegExp(`attachment_mime ${name.toLowerCase()} is not supported`))
+    }
     for (const mime of ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'video/mp4', 'video/webm', 'audio/mpeg', 'audio/ogg', 'audio/mp4', 'audio/x-m4a', 'audio/webm']) {
       assert.ok(SUPPORTED_MIME.includes(mime), mime)
     }
