@@ -19,7 +19,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { serialize } from 'node:v8'
 import sharp from 'sharp'
-import { accountFrom, generateKeyPair, publishRequest } from '../src/client/index.js'
+import { accountFrom, generateKeyPair, publishRequest, type Account } from '../src/client/index.js'
 import { PublishRequestSchema } from '../src/feed/index.js'
 import { scrubImage } from '../src/media/index.js'
 import { percentiles, openLoop, type OpenLoopResult, type Percentiles } from './lib/load.js'
@@ -215,8 +215,17 @@ export function mainThreadCosts (photo: Photo): MainThreadCosts {
 
 const CAPTION = 'Morning light over the river #photo #bench'
 
-/** `publishers` clients, each publishing the photo back to back (a new post id and signature each time). */
-async function publishLoad (port: number, pid: number, photo: Photo, publishers: number, durationMs: number): Promise<PublishResult> {
+/**
+ * Genesis funds of each publisher: publish needs the fees of every uncommitted post it holds
+ * (none are committed here), about 0.1 T per scrubbed photo.
+ */
+const PUBLISHER_FUNDS_UT = 10 ** 12
+/** The per-author and per-address bounds on uncommitted posts, off: the load here is publishing only. */
+const NO_PENDING_BOUNDS = { SVC_FEED_PENDING_PER_AUTHOR: '0', SVC_FEED_PENDING_MB_PER_AUTHOR: '0', SVC_FEED_PENDING_PER_IP: '0', SVC_FEED_PENDING_MB_PER_IP: '0' }
+
+/** One client per author, each publishing the photo back to back (a new post id and signature each time). */
+async function publishLoad (port: number, pid: number, photo: Photo, authors: readonly Account[], durationMs: number): Promise<PublishResult> {
+  const publishers = authors.length
   const latencies: number[] = []
   const errors: Record<string, number> = {}
   const firstErrors: string[] = []
@@ -226,8 +235,7 @@ async function publishLoad (port: number, pid: number, photo: Photo, publishers:
   const self0 = selfCpuSeconds()
   const t0 = performance.now()
   const deadline = t0 + durationMs
-  const client = async (): Promise<void> => {
-    const author = accountFrom(generateKeyPair())
+  const client = async (author: Account): Promise<void> => {
     const connection = new RawHttpConnection(port)
     while (performance.now() < deadline) {
       const body = Buffer.from(JSON.stringify(publishRequest(author, { content: CAPTION, attachment: photo.jpeg, attachmentMime: 'image/jpeg' })), 'utf8')
@@ -247,7 +255,7 @@ async function publishLoad (port: number, pid: number, photo: Photo, publishers:
     }
     connection.close()
   }
-  await Promise.all(Array.from({ length: publishers }, client))
+  await Promise.all(authors.map(client))
   const wall = (performance.now() - t0) / 1000
   return {
     publishers,
@@ -284,19 +292,20 @@ export async function runScrubBench (config: Partial<ScrubBenchConfig> = {}, log
   const home = mkdtempSync(path.join(os.tmpdir(), 'kith-bench-scrub-'))
   let node: KithProcess | undefined
   try {
-    await kithInit(home)
+    const authors = Array.from({ length: cfg.publishers }, () => accountFrom(generateKeyPair()))
+    await kithInit(home, authors.flatMap((a) => ['--alloc', `${a.pub}=${PUBLISHER_FUNDS_UT}`]))
     const eldReader = new EldReader()
     const gcTrace = new GcTrace()
     node = await startKith({
       home,
-      env: { SVC_RATE_LIMIT_RPS: '0' },
+      env: { SVC_RATE_LIMIT_RPS: '0', ...NO_PENDING_BOUNDS },
       nodeArgs: ['--trace-gc', ...eldNodeArgs()],
       onOutput: (text) => { gcTrace.feed(text); eldReader.feed(text) },
       log: (l) => log(`feed scrub: ${l}`)
     })
     const { port, pid } = node
     // one publish first: the image workers come up and the paths are warm
-    await publishLoad(port, pid, photo, 1, 2000)
+    await publishLoad(port, pid, photo, authors.slice(0, 1), 2000)
     log(`feed scrub: netstats at ${cfg.netstatsRate}/s, no publishing, ${cfg.baselineMs / 1000} s...`)
     const main0 = processCpuSeconds(pid, pid) ?? NaN
     await eldReader.read(pid)
@@ -310,7 +319,7 @@ export async function runScrubBench (config: Partial<ScrubBenchConfig> = {}, log
     const d0 = performance.now()
     const [during, publish] = await Promise.all([
       netstatsInChild({ port, pid, rate: cfg.netstatsRate, durationMs: cfg.durationMs }),
-      publishLoad(port, pid, photo, cfg.publishers, cfg.durationMs)
+      publishLoad(port, pid, photo, authors, cfg.durationMs)
     ])
     const d1 = performance.now()
     const eldDuring = await eldReader.read(pid)
@@ -353,7 +362,7 @@ export function formatScrubBench (r: ScrubBenchResult): string {
   return [
     `Photo: ${c.width}×${c.height} JPEG q${c.quality}, ${fmt(r.photo.jpeg.length)} bytes (gradients plus ±${r.photo.noise.toFixed(1)} levels of grain); ` +
       `scrubbed to ${r.photo.scrubbedWidth}×${r.photo.scrubbedHeight}, ${fmt(r.photo.scrubbedBytes)} bytes (${fmt(r.photo.scrubMs)} ms in this process with sharp); ` +
-      `a publish request body is ${fmt(k.bodyBytes)} bytes. Node: fresh \`kith init\` home, SVC_RATE_LIMIT_RPS=0, default media settings (2 image workers, nice 10). ` +
+      `a publish request body is ${fmt(k.bodyBytes)} bytes. Node: fresh \`kith init\` home with the publishers funded at genesis, SVC_RATE_LIMIT_RPS=0, the SVC_FEED_PENDING_* bounds off, default media settings (2 image workers, nice 10). ` +
       `1-minute load average ${r.loadavg.map((x) => x.toFixed(1)).join(' → ')} (start → end).`,
     '',
     '| `GET /api/netstats`, fixed schedule | offered /s | s | answered | p50 ms | p99 ms | p99.9 ms | max ms | sampler late p99 / max ms | p99 from the send ms | node event-loop delay p50 / p99 / max ms | node GCs (full), longest pause ms | node cores | errors |',

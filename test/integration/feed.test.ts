@@ -45,21 +45,31 @@ async function commitPost (node: NodeProcess, author: Account, published: Publis
   await node.client.submitAndWait(createPostTx(author, published))
 }
 
-/** A view from a given loopback address: views count once per client address per hour. */
-async function viewFrom (node: NodeProcess, postId: string, localAddress: string): Promise<number> {
-  const url = new URL(`/feed/post/${postId}/view`, node.url)
+interface Answer { status: number, retryAfter: string | undefined, json: unknown }
+
+/** A POST from a given loopback address: views and uncommitted posts are counted per client address. */
+async function postFrom (node: NodeProcess, path: string, localAddress: string, body?: unknown): Promise<Answer> {
+  const url = new URL(path, node.url)
+  const payload = body === undefined ? undefined : JSON.stringify(body)
   return await new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress }, (res) => {
+    const headers = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress, headers }, (res) => {
       let text = ''
       res.on('data', (chunk: Buffer) => { text += chunk.toString() })
       res.on('end', () => {
-        if (res.statusCode !== 200) reject(new Error(`view: ${res.statusCode} ${text}`))
-        else resolve((JSON.parse(text) as { views: number }).views)
+        const retryAfter = res.headers['retry-after']
+        resolve({ status: res.statusCode ?? 0, retryAfter, json: JSON.parse(text) as unknown })
       })
     })
     req.on('error', reject)
-    req.end()
+    req.end(payload)
   })
+}
+
+async function viewFrom (node: NodeProcess, postId: string, localAddress: string): Promise<number> {
+  const res = await postFrom(node, `/feed/post/${postId}/view`, localAddress)
+  if (res.status !== 200) throw new Error(`view: ${res.status} ${JSON.stringify(res.json)}`)
+  return (res.json as { views: number }).views
 }
 
 describe('feed over HTTP', { timeout: 180_000 }, () => {
@@ -191,7 +201,10 @@ describe('feed over HTTP', { timeout: 180_000 }, () => {
       ['bad signature', { ...publishRequest(alice, { content: 'x' }), content: 'y' }, 400, 'signature'],
       ['over MaxPostSize', publishRequest(alice, { content: 'z'.repeat(262_144) }), 413, 'MaxPostSize'],
       ['video without a sidecar', publishRequest(alice, { content: 'x', attachment: MP4_HEADER, attachmentMime: 'video/mp4' }), 503, 'SVC_MEDIA_SIDECAR_URL'],
-      ['unsupported type', publishRequest(alice, { content: 'x', attachment: Buffer.from('%PDF-1.7 hello'), attachmentMime: 'application/pdf' }), 400, 'image/jpeg']
+      ['unsupported type', publishRequest(alice, { content: 'x', attachment: Buffer.from('%PDF-1.7 hello'), attachmentMime: 'application/pdf' }), 400, 'image/jpeg'],
+      // names an object has from its prototype are not mimes (they were looked up in a plain object: a 500)
+      ...['__proto__', 'constructor', 'toString', 'hasOwnProperty'].map((name): [string, unknown, number, string] =>
+        [`attachment_mime ${name}`, publishRequest(alice, { content: 'x', attachment: png, attachmentMime: name }), 400, 'is not supported'])
     ]
     for (const [name, body, status, mentions] of cases) {
       const res = await http(node.url, 'POST', '/feed/publish', { body })
@@ -213,6 +226,31 @@ describe('feed over HTTP', { timeout: 180_000 }, () => {
     assert.equal(wrong.status, 400)
     assert.match(errorMessage(wrong), /size does not match the body published/)
     assert.equal((await http(node.url, 'GET', '/api/netstats')).status, 200)
+  })
+
+  test('hashtags are NFC-normalised, marks included: İstanbul, café typed composed or decomposed, नमस्ते, found either way', async () => {
+    const istanbul = await publish(node, bob, { content: 'Landed in #İstanbul' })
+    const cafeDecomposed = await publish(node, bob, { content: 'coffee at the #cafe\u0301' })
+    const cafeComposed = await publish(node, bob, { content: 'another #caf\u00e9 visit' })
+    const namaste = await publish(node, bob, { content: '#नमस्ते दुनिया' })
+    assert.deepEqual(istanbul.hashtags, ['i\u0307stanbul'], 'İ lowercases to i + U+0307, which a tag keeps')
+    assert.deepEqual(cafeDecomposed.hashtags, ['caf\u00e9'], 'the accent is kept, stored composed')
+    assert.deepEqual(cafeComposed.hashtags, ['caf\u00e9'])
+    assert.deepEqual(namaste.hashtags, ['नमस्ते'], 'not cut at the first vowel sign')
+    for (const p of [istanbul, cafeDecomposed, cafeComposed, namaste]) await commitPost(node, bob, p)
+    const cafes = [cafeComposed.post_id, cafeDecomposed.post_id]
+    const cases: Array<[string, string, string[]]> = [
+      ['İstanbul', 'i\u0307stanbul', [istanbul.post_id]], ['I\u0307stanbul', 'i\u0307stanbul', [istanbul.post_id]], ['#İSTANBUL', 'i\u0307stanbul', [istanbul.post_id]],
+      ['café', 'caf\u00e9', cafes], ['cafe\u0301', 'caf\u00e9', cafes], ['CAFÉ', 'caf\u00e9', cafes],
+      ['नमस्ते', 'नमस्ते', [namaste.post_id]]
+    ]
+    for (const [typed, tag, expected] of cases) {
+      const listing = await get<Listing & { tag: string }>(node, `/feed/hashtag/${encodeURIComponent(typed)}`)
+      assert.equal(listing.tag, tag, `GET /feed/hashtag/${typed} answers the stored tag`)
+      assert.deepEqual(ids(listing), expected, `GET /feed/hashtag/${typed}`)
+    }
+    assert.deepEqual(ids(await get<Listing>(node, '/feed/hashtag/cafe')), [], 'café is not cafe')
+    assert.deepEqual(ids(await get<Listing>(node, `/feed/hashtag/${encodeURIComponent('नमस')}`)), [], 'nor is the cut-off नमस a tag of it')
   })
 
   test('the OpenAPI document describes every feed route and the feed\'s wire objects', async () => {
@@ -312,6 +350,69 @@ describe('feed video through the media sidecar', { timeout: 90_000 }, () => {
     await commitPost(permissive, author, kept)
     const raw = Buffer.from(await (await fetch(new URL(`/feed/post/${kept.post_id}/attachment`, permissive.url))).arrayBuffer())
     assert.deepEqual(raw, video)
+  })
+})
+
+describe('publishers pay: funds and bounds on uncommitted posts', { timeout: 90_000 }, () => {
+  let node: NodeProcess
+  const funded = Array.from({ length: 4 }, () => newAccount())
+
+  before(async () => {
+    node = await startNode({
+      alloc: funded.map((a) => ({ pub: a.pub, amountUt: 10_000_000 })),
+      args: ['--feed-disk-limit-mb', '1'],
+      env: { SVC_FEED_PENDING_PER_AUTHOR: '2', SVC_FEED_PENDING_PER_IP: '3' }
+    })
+  })
+  after(async () => { await stopAllNodes() })
+
+  const usage = async (): Promise<{ disk_used_bytes: number, pending: { bodies: number } }> =>
+    (await get<{ feed: { disk_used_bytes: number, pending: { bodies: number } } }>(node, '/api/limits')).feed
+
+  test('keys holding nothing cannot fill the quota: 402 before anything is stored, and a funded user still publishes', async () => {
+    const big = 'q'.repeat(200_000)
+    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: 'blue' } }).png().toBuffer()
+    for (let i = 0; i < 6; i++) {
+      // a fresh key each time, as an attacker would: no per-key bound is what stops them
+      const attacker = newAccount()
+      const res = await postFrom(node, '/feed/publish', '127.0.0.1', publishRequest(attacker, { content: big, ...(i % 2 === 0 ? { attachment: png, attachmentMime: 'image/png' } : {}) }))
+      assert.equal(res.status, 402, JSON.stringify(res.json))
+      assert.match((res.json as { error: string }).error, /insufficient funds: the author's committed balance is 0 µT, less than the 201128 µT the CREATE_POST of this post costs at least/)
+    }
+    const after = await usage()
+    assert.deepEqual([after.disk_used_bytes, after.pending.bodies], [0, 0], 'nothing stored for them')
+    const user = funded[0]
+    const published = await publish(node, user, { content: big })
+    await commitPost(node, user, published)
+    assert.equal((await get<{ content: string }>(node, `/feed/post/${published.post_id}`)).content, big)
+    assert.equal((await usage()).disk_used_bytes, published.size)
+  })
+
+  test('uncommitted posts are bounded per author and per client address: 429 with Retry-After, freed by a commit', async () => {
+    const [, alice, bob, carol] = funded
+    const from = async (author: Account, address: string, content: string): Promise<Answer> => await postFrom(node, '/feed/publish', address, publishRequest(author, { content }))
+    const first = await from(alice, '127.0.0.1', 'one')
+    assert.equal(first.status, 200)
+    assert.equal((await from(alice, '127.0.0.1', 'two')).status, 200)
+    const third = await from(alice, '127.0.0.2', 'three')
+    assert.equal(third.status, 429)
+    assert.equal(third.retryAfter, '30')
+    assert.match((third.json as { error: string }).error, /too many uncommitted posts from this author: 2 published here/)
+    // 127.0.0.1 holds alice's two; bob's first from it is its third, his second is one too many
+    assert.equal((await from(bob, '127.0.0.1', 'bob one')).status, 200)
+    const crowded = await from(bob, '127.0.0.1', 'bob two')
+    assert.equal(crowded.status, 429)
+    assert.match((crowded.json as { error: string }).error, /from this client address: 3 published here/)
+    assert.equal((await from(bob, '127.0.0.3', 'bob elsewhere')).status, 200)
+    // a committed post leaves both counts
+    await commitPost(node, alice, first.json as PublishResponse)
+    assert.equal((await from(alice, '127.0.0.1', 'after the commit')).status, 200)
+    assert.equal((await from(carol, '127.0.0.4', 'unrelated')).status, 200)
+    const limits = await get<{ feed: { pending: Record<string, unknown> } }>(node, '/api/limits')
+    assert.deepEqual(limits.feed.pending, {
+      max_per_author: 2, max_bytes_per_author: 2 * 1024 * 1024, max_per_ip: 3, max_bytes_per_ip: 8 * 1024 * 1024, ttl_s: 86_400,
+      funds_rule: limits.feed.pending.funds_rule, bodies: 5
+    })
   })
 })
 

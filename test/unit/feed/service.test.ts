@@ -17,6 +17,7 @@ import {
 import { accountFrom, createPostTx, followTx, postActionTx, publishRequest, type Account, type PublishResponse } from '../../../src/client/index.js'
 import { KithError } from '../../../src/errors.js'
 import { FeedService, DEFAULT_PENDING_TTL_MS, type FeedChain } from '../../../src/feed/index.js'
+import { FeedBodyStore, type BodyMeta } from '../../../src/feed/body-store.js'
 import { aliceKey, bobKey, carolKey, VALIDATOR, ALICE, BOB, CAROL } from '../../helpers/fixtures.js'
 
 const alice = accountFrom(aliceKey)
@@ -356,6 +357,25 @@ describe('FeedService: what a publish costs its author', () => {
     const big = funded(100_000_000)
     await feed.publish(publishRequest(big, { content: 'b'.repeat(9000), ts }))
     await expectError(feed.publish(publishRequest(big, { content: 'b'.repeat(1000), ts })), 'FEED_PENDING_LIMIT', 'at most 10000 bytes may wait')
+  })
+
+  test('bodies tagged by the old rule (no marks, no NFC) are tagged again from their text at start', async () => {
+    const author = funded(100_000_000)
+    const post = await feed.publish(publishRequest(author, { content: 'old #cafe\u0301 and #नमस्ते', ts }))
+    await commit(author, post)
+    assert.deepEqual(feed.byTag('caf\u00e9', { limit: 5 }).posts.map((p) => p.post_id), [post.post_id])
+    await feed.close()
+    // what the rule before version 2 stored for this text
+    const store = FeedBodyStore.open(join(dir, 'feed'), { sync: false })
+    const old: BodyMeta = { ...(store.meta(post.post_id) as BodyMeta), hashtags: ['cafe', 'नमस'] }
+    delete old.hashtag_rule
+    await store.putMeta([[post.post_id, old]])
+    await store.close()
+    feed = await openFeed()
+    assert.deepEqual(feed.byTag('caf\u00e9', { limit: 5 }).posts.map((p) => p.post_id), [post.post_id])
+    assert.deepEqual(feed.byTag('नमस्ते', { limit: 5 }).posts.map((p) => p.post_id), [post.post_id])
+    assert.deepEqual(feed.byTag('cafe', { limit: 5 }).posts, [])
+    assert.deepEqual(feed.post(post.post_id).hashtags, ['caf\u00e9', 'नमस्ते'])
   })
 
   test('the holdings are rebuilt at start from the bodies on disk (by author; addresses are not stored)', async () => {
