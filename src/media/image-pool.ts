@@ -140,6 +140,8 @@ export class ImagePool {
     this.log.warn({ pid: slot.child.pid, timeoutMs: this.opts.jobTimeoutMs }, 'image job timed out; killing its worker')
     job.reject(new KithError('MEDIA_INVALID', `image took too long to decode (over ${this.opts.jobTimeoutMs / 1000} s)`))
     slot.retired = true
+    // jobs queued meanwhile wait for its exit (which brings the replacement): held until then
+    slot.child.ref()
     slot.child.kill('SIGKILL')
   }
 
