@@ -88,6 +88,7 @@ describe('hostile identities', { timeout: 90_000 }, () => {
     assert.equal((await submit(first)).status, 200)
     const refused = await submit(second)
     assert.equal(refused.status, 400, 'the pending claim already holds the key')
+    assert.ok(errorOf(refused).includes('another identity\'s registered key'), errorOf(refused))
     await node.client.waitForConfirmation(first.id)
     assert.equal((await node.client.identity(author.pub)).x25519_pub, fresh)
   })
