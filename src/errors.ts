@@ -21,6 +21,8 @@ export type ErrorCode =
   | 'MEMPOOL_FULL'
   | 'NODE_BUSY'
   | 'TX_BLOCK_FULL'
+  // identity registry (docs/protocol.md § 14)
+  | 'IDENTITY_KEY_TAKEN'
   // relay mailbox (docs/relay.md)
   | 'RELAY_FORBIDDEN'
   | 'RELAY_STALE_TS'
@@ -36,6 +38,7 @@ export type ErrorCode =
   | 'FEED_BAD_SIGNATURE'
   | 'FEED_INSUFFICIENT_FUNDS'
   | 'FEED_PENDING_LIMIT'
+  | 'FEED_BAD_HOSTING_RELAY'
   // media scrubbing (docs/media.md)
   | 'MEDIA_UNSUPPORTED'
   | 'MEDIA_TYPE_MISMATCH'

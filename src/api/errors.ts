@@ -24,6 +24,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   MEMPOOL_FULL: 503,
   NODE_BUSY: 503,
   TX_BLOCK_FULL: 503,
+  IDENTITY_KEY_TAKEN: 400,
   RELAY_FORBIDDEN: 403,
   RELAY_STALE_TS: 400,
   RELAY_MAILBOX_FULL: 429,
@@ -38,6 +39,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   // well-formed and signed, but the author's balance cannot pay for the post: fund the account
   FEED_INSUFFICIENT_FUNDS: 402,
   FEED_PENDING_LIMIT: 429,
+  FEED_BAD_HOSTING_RELAY: 400,
   MEDIA_UNSUPPORTED: 400,
   MEDIA_TYPE_MISMATCH: 400,
   MEDIA_INVALID: 400,

@@ -1,11 +1,12 @@
 /** Genesis file: schema, hash, and the state it starts the chain with. */
 import { z } from 'zod'
 import { canonicalJson } from './canonical-json.js'
-import { PubkeySchema } from './tx.js'
+import { PubkeySchema, X25519Schema } from './tx.js'
 import { MemoryState, StateKeys, nextStateRoot, type StateValue } from './state.js'
 import type { ValidatorSetState } from './validators.js'
 import { ContractKeys, genesisContractId, installContract, type PreparedContract } from './contracts.js'
 import { DEFAULT_GAS_PRICE } from './limits.js'
+import { asState, unixSeconds, type RelayRecord } from './registry.js'
 import { sha256Hex } from '../crypto/index.js'
 
 export const ChainParamsSchema = z.object({
@@ -32,7 +33,17 @@ export const GenesisSchema = z.object({
   alloc: z.array(z.object({
     pub_key: PubkeySchema,
     amount_ut: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)
-  })).default([])
+  })).default([]),
+  /**
+   * relays registered from height 0, as by REGISTER_RELAY: a node can host posts from its first
+   * block (CREATE_POST names a registered relay). No default, so a genesis without it keeps its hash.
+   */
+  relays: z.array(z.object({
+    pub_key: PubkeySchema,
+    x25519_pub_key: X25519Schema,
+    fee_per_msg_ut: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    multiaddr: z.string().max(512).optional()
+  })).optional()
 })
 export type Genesis = z.output<typeof GenesisSchema>
 
@@ -67,6 +78,19 @@ export function genesisState (genesis: Genesis, contracts: GenesisContract[] = [
   state.data.set(StateKeys.valset, valset as unknown as StateValue)
   state.data.set(StateKeys.totalTxs, 0)
   state.data.set(ContractKeys.gasPrice, genesis.params.gas_price)
+  const relays = genesis.relays ?? []
+  for (const relay of relays) {
+    const record: RelayRecord = {
+      x25519_pub_key: relay.x25519_pub_key,
+      fee_per_msg_ut: relay.fee_per_msg_ut,
+      multiaddr: relay.multiaddr ?? '',
+      last_heartbeat: 0,
+      wallet: '',
+      registered_at: unixSeconds(Date.parse(genesis.genesis_time) || 0)
+    }
+    state.data.set(StateKeys.relay(relay.pub_key), asState(record))
+  }
+  if (relays.length > 0) state.data.set(StateKeys.relays, [...new Set(relays.map((r) => r.pub_key))])
   const writer = { get: (key: string) => state.data.get(key), set: (key: string, value: StateValue) => { state.data.set(key, value) } }
   for (const c of contracts) {
     installContract(writer, { id: genesisContractId(c.name), name: c.name, version: c.version, deployer: '', height: 0, time: Date.parse(genesis.genesis_time) || 0, txId: '', prepared: c.prepared })

@@ -54,16 +54,18 @@ export function asState (value: object): StateValue {
 export const Registry = {
   identity: (state: StateReader, pub: string) => read<IdentityRecord>(state, StateKeys.identity(pub)),
   devices: (state: StateReader, master: string) => read<DeviceRecord[]>(state, StateKeys.devices(master)) ?? [],
-  deviceOwner: (state: StateReader, x25519: string) => read<string>(state, StateKeys.deviceOwner(x25519)),
+  keyHolder: (state: StateReader, x25519: string) => read<string>(state, StateKeys.keyHolder(x25519)),
   contacts: (state: StateReader, recipient: string) => read<ContactRecord[]>(state, StateKeys.contacts(recipient)) ?? [],
   relay: (state: StateReader, pub: string) => read<RelayRecord>(state, StateKeys.relay(pub)),
   relays: (state: StateReader) => read<string[]>(state, StateKeys.relays) ?? []
 }
 
-/** Whether `ed25519Pub` owns the mailbox key `x25519Pub`: its registered key or a linked device. */
+/**
+ * Whether `ed25519Pub` owns the mailbox key `x25519Pub` (its registered key or a linked device):
+ * exactly when the key index names it, so a key has one owner however many claimed it.
+ */
 export function ownsMailbox (state: StateReader, ed25519Pub: string, x25519Pub: string): boolean {
-  if (Registry.identity(state, ed25519Pub)?.x25519_pub === x25519Pub) return true
-  return Registry.deviceOwner(state, x25519Pub) === ed25519Pub
+  return Registry.keyHolder(state, x25519Pub) === ed25519Pub
 }
 
 export function unixSeconds (ms: number): number {

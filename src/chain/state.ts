@@ -23,7 +23,8 @@ export const StateKeys = {
   valset: 'valset',
   identity: (pubkey: string) => `ident:${pubkey}`,
   devices: (master: string) => `devices:${master}`,
-  deviceOwner: (x25519: string) => `devkey:${x25519}`,
+  /** the one identity holding an X25519 key, as its registered key or a linked device (docs/protocol.md § 14) */
+  keyHolder: (x25519: string) => `x25519:${x25519}`,
   contacts: (recipient: string) => `contacts:${recipient}`,
   relay: (pubkey: string) => `relay:${pubkey}`,
   relays: 'relays',

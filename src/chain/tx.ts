@@ -26,6 +26,7 @@ const PUBKEY_RE = /^[0-9a-f]{64}$/
 const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z$/
 
 export const PubkeySchema = z.string().regex(PUBKEY_RE, 'must be a 64-character lowercase hex Ed25519 public key')
+export const X25519Schema = z.string().regex(PUBKEY_RE, 'must be a 64-character lowercase hex X25519 public key')
 export const Base64Schema = base64String('must be standard padded base64')
 const AmountSchema = z.number().int('must be an integer').min(0, 'must not be negative').max(MAX_AMOUNT, 'is too large')
 

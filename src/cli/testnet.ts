@@ -6,7 +6,7 @@
 import { join, resolve } from 'node:path'
 import { GenesisSchema, formatTimestamp } from '../chain/index.js'
 import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
-import { initHome } from '../node/index.js'
+import { genesisRelayOf, initHome } from '../node/index.js'
 import { peerIdFromSeed } from '../p2p/index.js'
 import { parseOrThrow } from '../validation.js'
 
@@ -42,7 +42,8 @@ export async function createTestnet (opts: TestnetOptions): Promise<TestnetNode[
     chain_id: opts.chainId,
     genesis_time: formatTimestamp(Date.now()),
     validators: members.map((m) => ({ pub_key: toHex(m.validatorKey.publicKey), power: 1, name: `node${m.i}` })),
-    alloc: opts.alloc
+    alloc: opts.alloc,
+    relays: members.map((m) => genesisRelayOf(m.nodeKey, m.validatorKey))
   }, 'BAD_REQUEST', 'genesis')
   const out = resolve(opts.output)
   const nodes: TestnetNode[] = []

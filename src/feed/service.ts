@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import {
-  POST_METADATA_BYTES, MAX_POST_SIZE, Posts, StateKeys, balanceOf, decodePayload, postFee, unixSeconds, type CheckedTx, type CreatePostPayload, type PostRecord,
+  POST_METADATA_BYTES, MAX_POST_SIZE, Posts, Registry, StateKeys, balanceOf, decodePayload, postFee, unixSeconds, type CheckedTx, type CreatePostPayload, type PostRecord,
   type StateReader, type StateValue, type Transaction
 } from '../chain/index.js'
 import { verify } from '../crypto/index.js'
@@ -183,6 +183,7 @@ export class FeedService {
     if ((req.reply_to ?? '') !== '' && (req.quote_of ?? '') !== '') {
       throw new KithError('BAD_REQUEST', 'reply_to and quote_of are mutually exclusive: a post replies to one post or quotes one, not both')
     }
+    this.checkHostable(req.author)
     const attachment = decodeAttachment(req)
     const content = Buffer.from(req.content, 'utf8')
     const rawHash = sha256Hex(content, attachment?.bytes)
@@ -208,6 +209,17 @@ export class FeedService {
       return await answer
     } finally {
       this.inFlight.delete(req.post_id)
+    }
+  }
+
+  /** Refuses early a body whose CREATE_POST the chain would refuse: its hosting relay must be a registered relay other than its author. */
+  private checkHostable (author: string): void {
+    const host = this.opts.hostingRelay
+    if (author === host) {
+      throw new KithError('FEED_BAD_HOSTING_RELAY', `author ${author} is this node's own account key, the hosting_relay of posts published here, and a post may not name its author as hosting_relay: post from another key (docs/feed.md)`)
+    }
+    if (Registry.relay(this.opts.chain.state, host) === undefined) {
+      throw new KithError('UNAVAILABLE', `this node cannot host posts: its account key ${host} is not a registered relay (its operator must submit REGISTER_RELAY from it; docs/feed.md)`)
     }
   }
 

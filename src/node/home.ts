@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { generateKeyPair, keyPairFromSeed, seedOf, toHex, type KeyPair } from '../crypto/index.js'
 import { GenesisSchema, formatTimestamp, type Genesis } from '../chain/index.js'
+import { sealKeyFromEd25519 } from '../relay/index.js'
 import { parseOrThrow } from '../validation.js'
 import type { NodeConfig } from './config.js'
 
@@ -59,6 +60,14 @@ async function readKey (path: string): Promise<KeyPair> {
 /** The repository's config/default.json: the settings a new home starts with. */
 export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL('../../../config/default.json', import.meta.url))
 
+/**
+ * The genesis relay entry of a node: its account (validator) key hosts posts and collects
+ * relay fees, its node key's X25519 form is the key it seals with (docs/protocol.md § 5.1).
+ */
+export function genesisRelayOf (nodeKey: KeyPair, validatorKey: KeyPair): NonNullable<Genesis['relays']>[number] {
+  return { pub_key: toHex(validatorKey.publicKey), x25519_pub_key: toHex(sealKeyFromEd25519(nodeKey.secretKey).publicKey), fee_per_msg_ut: 0 }
+}
+
 export async function initHome (dir: string, opts: InitOptions = {}): Promise<Home> {
   if (await exists(join(dir, 'genesis.json'))) throw new Error(`${dir} is already initialised`)
   await mkdir(join(dir, 'data'), { recursive: true })
@@ -68,7 +77,8 @@ export async function initHome (dir: string, opts: InitOptions = {}): Promise<Ho
     chain_id: opts.chainId ?? 'kith-dev',
     genesis_time: formatTimestamp(opts.now ?? Date.now()),
     validators: [{ pub_key: toHex(validatorKey.publicKey), power: 1, name: 'node0' }],
-    alloc: opts.alloc ?? []
+    alloc: opts.alloc ?? [],
+    relays: [genesisRelayOf(nodeKey, validatorKey)]
   }, 'BAD_REQUEST', 'genesis')
   await writeFile(join(dir, 'genesis.json'), JSON.stringify(genesis, null, 2) + '\n')
   await writeFile(join(dir, 'node_key.json'), JSON.stringify(keyFile(nodeKey), null, 2) + '\n', { mode: 0o600 })

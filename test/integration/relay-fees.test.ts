@@ -7,12 +7,14 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFile } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import nacl from 'tweetnacl'
-import { relayFeeText } from '../../src/chain/index.js'
-import { accountFrom, buildTx, keyPairFromSeed, newAccount, transfer, type Account } from '../../src/client/index.js'
+import { GenesisSchema, formatTimestamp, relayFeeText } from '../../src/chain/index.js'
+import { buildTx, newAccount, transfer, type Account } from '../../src/client/index.js'
 import { sign, toBase64, toHex } from '../../src/crypto/index.js'
+import { initHome } from '../../src/node/index.js'
 import { canonicalId } from '../../src/relay/index.js'
 import { errorMessage, http, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 
@@ -22,6 +24,7 @@ describe('paid relay envelopes on a real node', { timeout: 120_000 }, () => {
   const sender = newAccount()
   const senderBox = nacl.box.keyPair()
   const wallet = newAccount()
+  let dir: string
   let node: NodeProcess
   let relay: Account
 
@@ -46,9 +49,14 @@ describe('paid relay envelopes on a real node', { timeout: 120_000 }, () => {
   }
 
   before(async () => {
-    node = await startNode({ alloc: [{ pub: sender.pub, amountUt: 1_000_000 }], blockIntervalMs: 100 })
-    const keyFile = JSON.parse(await readFile(join(node.home, 'validator_key.json'), 'utf8')) as { seed: string }
-    relay = accountFrom(keyPairFromSeed(Buffer.from(keyFile.seed, 'hex')))
+    // a genesis that registers no relay (as a network the node joined would not): the node's key starts unregistered
+    dir = await mkdtemp(join(tmpdir(), 'kith-relay-fees-'))
+    relay = newAccount()
+    const genesis = GenesisSchema.parse({
+      chain_id: 'kith-relay-fees', genesis_time: formatTimestamp(Date.now()), validators: [{ pub_key: relay.pub, power: 1 }], alloc: [{ pub_key: sender.pub, amount_ut: 1_000_000 }]
+    })
+    await initHome(join(dir, 'home'), { genesis, validatorKey: relay.keyPair, config: { p2p_listen: ['/ip4/127.0.0.1/tcp/0'] } })
+    node = await startNode({ home: join(dir, 'home'), blockIntervalMs: 100 })
     assert.equal(relay.pub, node.validatorPub)
     // a sender with a registered identity; the node's account gets enough for its own fees
     await node.client.submitAndWait(buildTx(sender, { type: 'REGISTER_KEY', payload: { x25519_pub: toHex(senderBox.publicKey), nickname: 'payer' } }))
@@ -57,6 +65,7 @@ describe('paid relay envelopes on a real node', { timeout: 120_000 }, () => {
 
   after(async () => {
     await stopAllNodes()
+    await rm(dir, { recursive: true, force: true })
   })
 
   test('a fee answered while the relay was unregistered survives kill -9 and is collected once after REGISTER_RELAY', async () => {

@@ -9,7 +9,7 @@ import { z } from 'zod'
 import { KithError } from '../../errors.js'
 import { BASE_POST_FEE, MAX_POST_SIZE, MIN_FEE, postFee } from '../limits.js'
 import { POST_ID_RE, Posts, type PostRecord } from '../posts.js'
-import { asState } from '../registry.js'
+import { Registry, asState } from '../registry.js'
 import { StateKeys, type StateOverlay } from '../state.js'
 import { PubkeySchema, type Transaction } from '../tx.js'
 import { noTransfer } from './identity.js'
@@ -68,10 +68,13 @@ export const createPostRule = defineRule({
     if (tx.fee < least) throw new KithError('TX_FEE_TOO_LOW', `fee ${tx.fee} µT is below BasePostFee + size × PostByteFee = ${least} µT for a post of ${payload.size} bytes`)
     if (payload.reply_to !== '' && payload.quote_of !== '') throw new KithError('TX_INVALID', 'reply_to and quote_of are mutually exclusive: a post replies to one post or quotes one, not both')
     if (payload.reply_to === payload.post_id || payload.quote_of === payload.post_id) throw new KithError('TX_INVALID', 'a post cannot reply to or quote itself')
+    // the fee pays for hosting: an author naming itself would post for free
+    if (payload.hosting_relay === tx.from) throw new KithError('FEED_BAD_HOSTING_RELAY', 'hosting_relay must not be the author: the post fee pays the relay that hosts the body, so post from a key other than the hosting node\'s')
   },
   // the whole fee pays the relay that stores the body (spec rule 11)
   feeRecipient: ({ payload }) => payload.hosting_relay,
   apply ({ tx, payload, state, block }) {
+    if (Registry.relay(state, payload.hosting_relay) === undefined) throw new KithError('FEED_BAD_HOSTING_RELAY', `hosting_relay ${payload.hosting_relay} is not a registered relay (REGISTER_RELAY): the post fee goes only to a relay in the registry`)
     if (Posts.get(state, payload.post_id) !== undefined) throw new KithError('TX_INVALID', `duplicate post_id ${payload.post_id}: a post with this id already exists`)
     if (payload.reply_to !== '') livePost(state, payload.reply_to, 'reply_to')
     if (payload.quote_of !== '') livePost(state, payload.quote_of, 'quote_of')

@@ -9,7 +9,7 @@ import { credit, debit } from '../ledger.js'
 import { MIN_FEE } from '../limits.js'
 import { Registry, asState, unixSeconds, type RelayRecord } from '../registry.js'
 import { StateKeys, type StateOverlay } from '../state.js'
-import { PubkeySchema } from '../tx.js'
+import { PubkeySchema, X25519Schema } from '../tx.js'
 import { noTransfer } from './identity.js'
 import { defineRule } from './types.js'
 
@@ -26,7 +26,7 @@ export function relayFeeText (envelopeId: string, feeUt: number, relayPub: strin
 
 export const registerRelayRule = defineRule({
   payload: z.object({
-    x25519_pub_key: z.string().regex(/^[0-9a-f]{64}$/, 'must be a 64-character lowercase hex X25519 public key'),
+    x25519_pub_key: X25519Schema,
     fee_per_msg_ut: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
     multiaddr: z.string().max(512).optional()
   }),

@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  GenesisSchema, MAX_POST_SIZE, Posts, StateKeys, StateOverlay, applyTx, checkStateless, encodePayload, formatTimestamp, genesisState,
+  GenesisSchema, MAX_POST_SIZE, Posts, Registry, StateKeys, StateOverlay, applyTx, checkStateless, encodePayload, formatTimestamp, genesisState,
   postFee, signTx, type BlockContext, type ChainParams, type CheckedTx, type StateReader, type Transaction
 } from '../../../src/chain/index.js'
 import { toHex, type KeyPair } from '../../../src/crypto/index.js'
@@ -20,7 +20,8 @@ const GENESIS = GenesisSchema.parse({
   genesis_time: '2026-01-01T00:00:00Z',
   params: PARAMS,
   validators: [{ pub_key: VALIDATOR, power: 1 }],
-  alloc: [{ pub_key: ALICE, amount_ut: 10_000_000 }, { pub_key: BOB, amount_ut: 10_000_000 }]
+  alloc: [{ pub_key: ALICE, amount_ut: 10_000_000 }, { pub_key: BOB, amount_ut: 10_000_000 }, { pub_key: CAROL, amount_ut: 10_000_000 }],
+  relays: [{ pub_key: CAROL, x25519_pub_key: 'c3'.repeat(32), fee_per_msg_ut: 0 }]
 })
 const RELAY = CAROL
 const HASH_B64 = Buffer.alloc(32, 7).toString('base64')
@@ -65,9 +66,35 @@ describe('CREATE_POST', () => {
       author: ALICE, size: 500, content_hash: Buffer.alloc(32, 7).toString('hex'), hosting_relay: RELAY, reply_to: '', quote_of: '',
       deleted: false, created_ms: T, likes: 0, tx_id: post?.tx_id
     })
-    assert.equal(bal(state, RELAY), 1500, 'BasePostFee + 500 × PostByteFee goes to the hosting relay')
+    assert.equal(bal(state, RELAY), 10_000_000 + 1500, 'BasePostFee + 500 × PostByteFee goes to the hosting relay')
     assert.equal(bal(state, VALIDATOR), 0, 'the block validator gets none of it')
     assert.equal(bal(state, ALICE), 10_000_000 - 1500)
+  })
+
+  test('hosting_relay must not be the author: a relay cannot credit its own post fee back to itself', () => {
+    const state = fresh()
+    assertKithError(() => checkStateless(createPost(carolKey, { hosting_relay: CAROL })), 'FEED_BAD_HOSTING_RELAY', 'must not be the author')
+    assertKithError(() => apply(state, createPost(carolKey, { hosting_relay: CAROL })), 'FEED_BAD_HOSTING_RELAY', 'must not be the author')
+    assert.equal(bal(state, CAROL), 10_000_000, 'nothing debited, nothing credited')
+    assert.equal(Posts.get(state, POST_A), undefined)
+  })
+
+  test('hosting_relay must be a registered relay; once it registers, the post applies', () => {
+    const state = fresh()
+    assertKithError(() => apply(state, createPost(aliceKey, { hosting_relay: BOB })), 'FEED_BAD_HOSTING_RELAY', 'not a registered relay')
+    assert.deepEqual([bal(state, ALICE), bal(state, BOB), bal(state, VALIDATOR)], [10_000_000, 10_000_000, 0], 'no fee moved')
+    assert.equal(Posts.get(state, POST_A), undefined)
+    apply(state, tx(bobKey, 'REGISTER_RELAY', { x25519_pub_key: 'b2'.repeat(32), fee_per_msg_ut: 0 }))
+    apply(state, createPost(aliceKey, { hosting_relay: BOB }))
+    assert.equal(bal(state, BOB), 10_000_000 - 1000 + 1500)
+  })
+
+  test('a genesis relay is registered from height 0', () => {
+    const state = fresh()
+    assert.deepEqual(Registry.relays(state), [CAROL])
+    assert.deepEqual(Registry.relay(state, CAROL), {
+      x25519_pub_key: 'c3'.repeat(32), fee_per_msg_ut: 0, multiaddr: '', last_heartbeat: 0, wallet: '', registered_at: Date.parse('2026-01-01T00:00:00Z') / 1000
+    })
   })
 
   test('fee must be at least BasePostFee + size × PostByteFee', () => {

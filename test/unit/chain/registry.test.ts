@@ -2,8 +2,8 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  GenesisSchema, Registry, StateKeys, StateOverlay, applyTx, checkStateless, encodePayload, formatTimestamp, genesisState,
-  ownsMailbox, relayFeeText, signTx, type BlockContext, type Transaction, type TxType
+  GenesisSchema, Registry, StateKeys, StateOverlay, applyTx, checkStateless, commitHash, encodePayload, executeBlock, formatTimestamp, genesisHash,
+  genesisState, ownsMailbox, relayFeeText, selectBlockTxs, signTx, txRoot, type Block, type BlockContext, type Transaction, type TxType
 } from '../../../src/chain/index.js'
 import { sign, toBase64, toHex, type KeyPair } from '../../../src/crypto/index.js'
 import { ALICE, BOB, CAROL, VALIDATOR, aliceKey, assertKithError, bobKey, carolKey, seeded } from '../../helpers/fixtures.js'
@@ -63,14 +63,14 @@ describe('identity and devices', () => {
     apply(state, tx(aliceKey, 'LINK_DEVICE', { payload: { device_x25519_pub: X2 } }))
     assert.deepEqual(Registry.devices(state, ALICE).map((d) => [d.x25519_pub, d.name]), [[X1, 'phone'], [X2, '']])
     assert.ok(ownsMailbox(state, ALICE, X1))
-    assertKithError(() => apply(state.child(), tx(bobKey, 'LINK_DEVICE', { payload: { device_x25519_pub: X1 } })), 'TX_INVALID', 'another identity')
+    assertKithError(() => apply(state.child(), tx(bobKey, 'LINK_DEVICE', { payload: { device_x25519_pub: X1 } })), 'IDENTITY_KEY_TAKEN', 'another identity')
     assertKithError(() => apply(state.child(), tx(aliceKey, 'LINK_DEVICE', { payload: { device_x25519_pub: X1 } })), 'TX_INVALID', 'already linked')
     assertKithError(() => apply(state.child(), tx(bobKey, 'UNLINK_DEVICE', { payload: { device_x25519_pub: X1 } })), 'TX_INVALID', 'not linked')
     apply(state, tx(aliceKey, 'UNLINK_DEVICE', { payload: { device_x25519_pub: X1 } }))
     assert.deepEqual(Registry.devices(state, ALICE).map((d) => d.x25519_pub), [X2])
-    assert.equal(Registry.deviceOwner(state, X1), undefined)
+    assert.equal(Registry.keyHolder(state, X1), undefined)
     apply(state, tx(bobKey, 'LINK_DEVICE', { payload: { device_x25519_pub: X1 } }))
-    assert.equal(Registry.deviceOwner(state, X1), BOB)
+    assert.equal(Registry.keyHolder(state, X1), BOB)
   })
 
   test('at most 16 devices; a device name over 64 characters is refused', () => {
@@ -78,6 +78,90 @@ describe('identity and devices', () => {
     for (let i = 0; i < 16; i++) apply(state, tx(aliceKey, 'LINK_DEVICE', { payload: { device_x25519_pub: i.toString(16).padStart(64, '0') } }))
     assertKithError(() => apply(state, tx(aliceKey, 'LINK_DEVICE', { payload: { device_x25519_pub: X3 } })), 'TX_INVALID', 'at most 16')
     assertKithError(() => checkStateless(tx(aliceKey, 'LINK_DEVICE', { payload: { device_x25519_pub: X3, device_name: 'd'.repeat(65) } })), 'TX_MALFORMED', 'device_name')
+  })
+})
+
+describe('the X25519 key index: a key belongs to at most one identity', () => {
+  const registerKey = (key: KeyPair, x25519: string): Transaction => tx(key, 'REGISTER_KEY', { payload: { x25519_pub: x25519 } })
+  const linkDevice = (key: KeyPair, x25519: string): Transaction => tx(key, 'LINK_DEVICE', { payload: { device_x25519_pub: x25519 } })
+  const unlinkDevice = (key: KeyPair, x25519: string): Transaction => tx(key, 'UNLINK_DEVICE', { payload: { device_x25519_pub: x25519 } })
+
+  test('REGISTER_KEY of a key another identity registered is refused, and the victim keeps it', () => {
+    const state = fresh()
+    apply(state, registerKey(aliceKey, X1))
+    assertKithError(() => apply(state.child(), registerKey(bobKey, X1)), 'IDENTITY_KEY_TAKEN', 'registered key (REGISTER_KEY)')
+    assert.equal(Registry.keyHolder(state, X1), ALICE)
+    assert.ok(ownsMailbox(state, ALICE, X1))
+    assert.ok(!ownsMailbox(state, BOB, X1))
+  })
+
+  test('LINK_DEVICE of another identity\'s registered key is refused', () => {
+    const state = fresh()
+    apply(state, registerKey(aliceKey, X1))
+    assertKithError(() => apply(state.child(), linkDevice(bobKey, X1)), 'IDENTITY_KEY_TAKEN', 'registered key (REGISTER_KEY)')
+    assert.ok(!ownsMailbox(state, BOB, X1))
+  })
+
+  test('REGISTER_KEY of another identity\'s device key is refused', () => {
+    const state = fresh()
+    apply(state, linkDevice(aliceKey, X1))
+    assertKithError(() => apply(state.child(), registerKey(bobKey, X1)), 'IDENTITY_KEY_TAKEN', 'linked device key (LINK_DEVICE)')
+    assert.equal(Registry.identity(state, BOB), undefined)
+    assert.ok(ownsMailbox(state, ALICE, X1))
+  })
+
+  test('a key released by re-registration or unlink can be claimed by another identity', () => {
+    const state = fresh()
+    apply(state, registerKey(aliceKey, X1))
+    apply(state, registerKey(aliceKey, X2))
+    assert.equal(Registry.keyHolder(state, X1), undefined, 're-registering releases the old key')
+    assert.ok(!ownsMailbox(state, ALICE, X1))
+    apply(state, registerKey(bobKey, X1))
+    assert.ok(ownsMailbox(state, BOB, X1))
+    apply(state, linkDevice(carolKey, X3))
+    apply(state, unlinkDevice(carolKey, X3))
+    assert.equal(Registry.keyHolder(state, X3), undefined, 'unlinking releases the device key')
+    apply(state, linkDevice(aliceKey, X3))
+    assert.ok(ownsMailbox(state, ALICE, X3))
+    assert.ok(!ownsMailbox(state, CAROL, X3))
+  })
+
+  test('an identity may link its own registered key as a device; the key stays held until both roles are given up', () => {
+    const state = fresh()
+    apply(state, registerKey(aliceKey, X1))
+    apply(state, linkDevice(aliceKey, X1))
+    apply(state, linkDevice(aliceKey, X2))
+    assert.deepEqual(Registry.devices(state, ALICE).map((d) => d.x25519_pub), [X1, X2])
+    // re-registering keeps X1 held: it is still a device
+    apply(state, registerKey(aliceKey, X3))
+    assert.equal(Registry.keyHolder(state, X1), ALICE)
+    assertKithError(() => apply(state.child(), registerKey(bobKey, X1)), 'IDENTITY_KEY_TAKEN', 'linked device key')
+    // registering one of its own devices as its key is allowed too; unlinking it then keeps it held
+    apply(state, registerKey(aliceKey, X2))
+    assert.equal(Registry.keyHolder(state, X3), undefined, 'the replaced registered key X3 was no device: released')
+    apply(state, unlinkDevice(aliceKey, X2))
+    assert.equal(Registry.keyHolder(state, X2), ALICE, 'X2 is still the registered key')
+    apply(state, unlinkDevice(aliceKey, X1))
+    assert.equal(Registry.keyHolder(state, X1), undefined, 'X1 has no role left')
+    assertKithError(() => apply(state.child(), unlinkDevice(aliceKey, X2)), 'TX_INVALID', 'not linked')
+  })
+
+  test('two claims of one key in the same block: the first in block order wins, the proposer leaves the second out, a validator refuses a block with both', () => {
+    const { state: base } = genesisState(genesis)
+    const first = checkStateless(registerKey(aliceKey, X1))
+    const second = checkStateless(linkDevice(bobKey, X1))
+    const selection = selectBlockTxs(base, [first, second], ctx, 'ab'.repeat(32))
+    assert.deepEqual(selection.included.map((t) => t.id), [first.tx.id])
+    assert.deepEqual(selection.rejected.map((r) => [r.tx.id, r.error.code]), [[second.tx.id, 'IDENTITY_KEY_TAKEN']])
+    const swapped = selectBlockTxs(base, [second, first], ctx, 'ab'.repeat(32))
+    assert.deepEqual(swapped.included.map((t) => t.id), [second.tx.id], 'block order decides, not who registered first elsewhere')
+    const txs = [first.tx, second.tx]
+    const block: Block = {
+      header: { chain_id: genesis.chain_id, height: ctx.height, time: ctx.time, prev_hash: genesisHash(genesis), tx_root: txRoot(txs), state_root: 'cd'.repeat(32), proposer: VALIDATOR, last_commit_hash: commitHash(null) },
+      txs,
+      last_commit: null
+    }
+    assertKithError(() => executeBlock(base, block, { params: genesis.params, chainId: genesis.chain_id, prevHash: genesisHash(genesis), prevStateRoot: 'ab'.repeat(32) }), 'IDENTITY_KEY_TAKEN', 'another identity')
   })
 })
 

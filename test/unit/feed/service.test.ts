@@ -18,7 +18,7 @@ import { accountFrom, createPostTx, followTx, postActionTx, publishRequest, type
 import { KithError } from '../../../src/errors.js'
 import { FeedService, DEFAULT_PENDING_TTL_MS, type FeedChain } from '../../../src/feed/index.js'
 import { FeedBodyStore, type BodyMeta } from '../../../src/feed/body-store.js'
-import { aliceKey, bobKey, carolKey, VALIDATOR, ALICE, BOB, CAROL } from '../../helpers/fixtures.js'
+import { aliceKey, bobKey, carolKey, validatorKey, VALIDATOR, ALICE, BOB, CAROL } from '../../helpers/fixtures.js'
 
 const alice = accountFrom(aliceKey)
 const bob = accountFrom(bobKey)
@@ -28,7 +28,8 @@ const GENESIS = GenesisSchema.parse({
   chain_id: 'kith-test',
   genesis_time: '2026-01-01T00:00:00Z',
   validators: [{ pub_key: VALIDATOR, power: 1 }],
-  alloc: [ALICE, BOB, CAROL].map((pub) => ({ pub_key: pub, amount_ut: 100_000_000 }))
+  alloc: [ALICE, BOB, CAROL].map((pub) => ({ pub_key: pub, amount_ut: 100_000_000 })),
+  relays: [{ pub_key: RELAY, x25519_pub_key: 'c3'.repeat(32), fee_per_msg_ut: 0 }]
 })
 
 /** A chain of MemoryState with real rules: blocks are lists of transactions applied in order. */
@@ -111,6 +112,21 @@ describe('FeedService', () => {
     assert.deepEqual(answer.hashtags, ['world', 'kith'])
     assert.equal(answer.hosting_relay, RELAY)
     assert.match(answer.content_hash, /^[0-9a-f]{64}$/)
+  })
+
+  test('publish refuses a body its CREATE_POST could never commit: the hosting node\'s own key as author, or a node that is no registered relay', async () => {
+    const ts = Math.floor(nowMs / 1000)
+    const operator = accountFrom(validatorKey)
+    await expectError(feed.publish(publishRequest(operator, { content: 'my own node', ts })), 'FEED_BAD_HOSTING_RELAY', 'post from another key')
+    const unregistered = new FeedService({
+      dataDir: join(dir, 'unregistered'), chain, hostingRelay: BOB, scrubber: noScrubber, logger: pino({ level: 'silent' }), now: clock, sync: false
+    })
+    await unregistered.open()
+    try {
+      await expectError(unregistered.publish(publishRequest(alice, { content: 'hosted nowhere', ts })), 'UNAVAILABLE', 'not a registered relay')
+    } finally {
+      await unregistered.close()
+    }
   })
 
   test('a retry of the same publish gets the same answer; other content under the same id is refused', async () => {

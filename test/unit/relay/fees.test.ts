@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pino, type Logger } from 'pino'
-import { StateKeys, relayFeeText } from '../../../src/chain/index.js'
+import { GenesisSchema, StateKeys, formatTimestamp, relayFeeText } from '../../../src/chain/index.js'
 import { accountFrom, buildTx, newAccount, transfer, type Account, type Transaction } from '../../../src/client/index.js'
 import { generateKeyPair, sign, toBase64 } from '../../../src/crypto/index.js'
 import { KithError } from '../../../src/errors.js'
@@ -23,9 +23,15 @@ function capture (): { logger: Logger, lines: LogLine[] } {
   return { lines, logger: pino({ level: 'debug' }, { write: (text: string) => { lines.push(JSON.parse(text) as LogLine) } }) }
 }
 
-/** A real node whose validator key is `relay`, with genesis balances; started only when asked. */
+/**
+ * A real node whose validator key is `relay`, with genesis balances; started only when asked.
+ * Its genesis registers no relay (as a joined network's would not), so `relay` starts unregistered.
+ */
 async function openNode (dir: string, relay: Account, alloc: Array<{ pub_key: string, amount_ut: number }>): Promise<KithNode> {
-  await initHome(join(dir, 'home'), { validatorKey: relay.keyPair, alloc: [{ pub_key: relay.pub, amount_ut: 100_000 }, ...alloc] })
+  const genesis = GenesisSchema.parse({
+    chain_id: 'kith-fees', genesis_time: formatTimestamp(Date.now()), validators: [{ pub_key: relay.pub, power: 1 }], alloc: [{ pub_key: relay.pub, amount_ut: 100_000 }, ...alloc]
+  })
+  await initHome(join(dir, 'home'), { validatorKey: relay.keyPair, genesis })
   return await reopenNode(dir)
 }
 
