@@ -32,7 +32,30 @@ export interface Admitted {
 }
 
 const NOTHING_TAKEN: Admitted = { release: () => {} }
-const SWEEP_EVERY_MS = 10_000
+
+/**
+ * Forgets stale entries of a map a few at a time, going round it, so no call pays for a scan of
+ * a million keys: each use visits two, and the map grows by at most one key per use, so stale
+ * keys never outnumber live ones for long.
+ */
+class SweepCursor<V> {
+  private entries: Iterator<[string, V]> | undefined
+
+  constructor (private readonly map: Map<string, V>, private readonly isStale: (value: V) => boolean) {}
+
+  step (visits = 2): void {
+    for (let i = 0; i < visits; i++) {
+      this.entries ??= this.map.entries()
+      const next = this.entries.next()
+      if (next.done === true) {
+        this.entries = undefined
+        return
+      }
+      // deleting the entry just visited is safe for a Map's iterator
+      if (this.isStale(next.value[1])) this.map.delete(next.value[0])
+    }
+  }
+}
 
 /**
  * Token buckets of one minute's allowance each, refilled continuously. A bucket left alone for a
@@ -40,14 +63,16 @@ const SWEEP_EVERY_MS = 10_000
  */
 class MinuteBuckets {
   private readonly buckets = new Map<string, { tokens: number, at: number }>()
-  private sweptAt = 0
+  private now = 0
+  private readonly sweep = new SweepCursor(this.buckets, (bucket) => bucket.tokens + (this.now - bucket.at) * this.perMinute / 60_000 >= this.perMinute)
 
   constructor (private readonly perMinute: number) {}
 
   /** Takes one token; answers 0, or the seconds until one will be there. */
   take (key: string, now: number): number {
     if (this.perMinute <= 0) return 0
-    if (now - this.sweptAt > SWEEP_EVERY_MS) this.sweep(now)
+    this.now = now
+    this.sweep.step()
     const perMs = this.perMinute / 60_000
     const bucket = this.buckets.get(key) ?? { tokens: this.perMinute, at: now }
     bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.at) * perMs)
@@ -56,14 +81,6 @@ class MinuteBuckets {
     if (bucket.tokens < 1) return Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000))
     bucket.tokens -= 1
     return 0
-  }
-
-  private sweep (now: number): void {
-    this.sweptAt = now
-    const perMs = this.perMinute / 60_000
-    for (const [key, bucket] of this.buckets) {
-      if (bucket.tokens + (now - bucket.at) * perMs >= this.perMinute) this.buckets.delete(key)
-    }
   }
 }
 
@@ -75,21 +92,27 @@ class MinuteBuckets {
  */
 class ArrivalWindow {
   private readonly arrivals = new Map<string, number[]>()
-  private sweptAt = 0
+  private now = 0
+  private readonly sweep = new SweepCursor(this.arrivals, (times) => times.length === 0 || times[times.length - 1] + this.windowMs <= this.now)
 
   constructor (private readonly windowMs: number) {}
 
   /** Arrivals of `key` still inside the window, and when the oldest leaves it. */
   count (key: string, now: number): { count: number, oldestLeavesAt: number } {
-    if (now - this.sweptAt > SWEEP_EVERY_MS) this.sweep(now)
+    this.now = now
+    this.sweep.step()
     const times = this.live(key, now)
     return { count: times?.length ?? 0, oldestLeavesAt: times === undefined ? now : times[0] + this.windowMs }
   }
 
   add (key: string, now: number): () => void {
-    const times = this.arrivals.get(key) ?? []
-    times.push(now)
-    this.arrivals.set(key, times)
+    let times = this.arrivals.get(key)
+    if (times === undefined) {
+      times = [now]
+      this.arrivals.set(key, times)
+    } else {
+      times.push(now)
+    }
     return () => {
       const at = times.lastIndexOf(now)
       if (at >= 0) times.splice(at, 1)
@@ -106,11 +129,6 @@ class ArrivalWindow {
     if (times.length > 0) return times
     this.arrivals.delete(key)
     return undefined
-  }
-
-  private sweep (now: number): void {
-    this.sweptAt = now
-    for (const key of [...this.arrivals.keys()]) this.live(key, now)
   }
 }
 
