@@ -83,6 +83,27 @@ describe('RelayService.broadcast', () => {
 })
 
 describe('RelayService.accept (peers)', () => {
+  test('envelopes from peers are bounded per mailbox (no client address): over the rate ignored, not rejected, and taken again later', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const service = newService(dir, { clock, admission: { mailboxPerMin: 2 } })
+      const bob = newClient()
+      const fromPeers = Array.from({ length: 3 }, (_, i) => envelopeFromUpload(sealEnvelope(newClient(), bob.pub, `peer ${i}`), T0S))
+      assert.equal((await service.accept(fromPeers[0])).result, 'accepted')
+      assert.equal((await service.accept(fromPeers[1])).result, 'accepted')
+      const over = await service.accept(fromPeers[2])
+      assert.equal(over.result, 'ignored')
+      assert.match(over.result === 'ignored' ? over.reason : '', /at most 2 envelopes a minute from peers \(SVC_RELAY_MAILBOX_PER_MIN\)/)
+      assert.equal((await service.accept(envelopeFromUpload(sealEnvelope(newClient(), newClient().pub, 'elsewhere'), T0S))).result, 'accepted')
+      // clients have a bucket of their own: the peers' flood does not refuse them
+      await service.broadcast(sealEnvelope(newClient(), bob.pub, 'from a client'), { clientIp: '10.0.0.1' })
+      clock.advance(30_000)
+      assert.equal((await service.accept(fromPeers[2])).result, 'accepted', 'anti-entropy brings it again, and it fits')
+      assert.equal(service.count(bob.pub).count, 4)
+      await service.close()
+    })
+  })
+
   test('keeps the peer\'s sent_at; pushes but does not re-gossip; duplicates, forgeries, future and expired envelopes are not stored', async () => {
     await withTempDir(async (dir) => {
       const clock = fakeClock()
