@@ -213,7 +213,10 @@ export async function runRealtimeBench (overrides: Partial<RealtimeBenchConfig> 
       SVC_WS_MAX_CONNECTIONS_PER_IP: '0',
       SVC_WS_MESSAGES_PER_SECOND: '0',
       SVC_RATE_LIMIT_RPS: '0',
-      SVC_RELAY_SENDER_RPS: '0'
+      SVC_RELAY_SENDER_RPS: '0',
+      SVC_RELAY_CLIENT_MAILBOX_PER_MIN: '0',
+      SVC_RELAY_CLIENT_MAILBOX_MAX: '0',
+      SVC_RELAY_MAILBOX_PER_MIN: '0'
     },
     log
   })

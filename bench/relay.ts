@@ -7,7 +7,8 @@
  *   `<home>/data/relay` with RelayStore (fsync off for the load; random 24-byte nonces, ~200-byte
  *   ciphertexts, sent_at spread over the last 3 hours, random 32-byte recipient and sender keys).
  *   The load stops at N or after `loadBudgetMs`, whichever comes first;
- * - start the node with SVC_RATE_LIMIT_RPS=0 and SVC_RELAY_SENDER_RPS=0;
+ * - start the node with SVC_RATE_LIMIT_RPS=0, SVC_RELAY_SENDER_RPS=0 and the mailbox admission limits off
+ *   (SVC_RELAY_CLIENT_MAILBOX_PER_MIN, SVC_RELAY_CLIENT_MAILBOX_MAX, SVC_RELAY_MAILBOX_PER_MIN = 0: every client is 127.0.0.1);
  * - broadcast: C keep-alive clients POST envelopes back to back for a fixed time, at each C of a
  *   sweep (64, 128, 256); accepted/s and answer latency. Each envelope has a fresh nonce (so a
  *   distinct id), a random one of 1,000 senders and a random loaded mailbox as recipient. The
@@ -48,6 +49,8 @@ import { closedLoop, openLoop, type OpenLoopResult, type PhaseResult } from './l
 import { bareGet, inChild, kithInit, rssBytes, runChildMode, startBareKoa, startKith, type BareApp, type KithProcess } from './lib/processes.js'
 
 const execFileP = promisify(execFile)
+/** every load client connects from 127.0.0.1: the per-address mailbox limits would measure themselves */
+const ADMISSION_OFF = { SVC_RELAY_CLIENT_MAILBOX_PER_MIN: '0', SVC_RELAY_CLIENT_MAILBOX_MAX: '0', SVC_RELAY_MAILBOX_PER_MIN: '0' }
 
 // ---------------------------------------------------------------------------------------
 // configuration
@@ -290,7 +293,7 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
 
     const nextBody = broadcastBodies(mailboxes, cfg.ciphertextBytes)
 
-    node = await startKith({ home, env: { SVC_RATE_LIMIT_RPS: '0', SVC_RELAY_SENDER_RPS: '0' }, log: (l) => log(`relay: ${l}`) })
+    node = await startKith({ home, env: { SVC_RATE_LIMIT_RPS: '0', SVC_RELAY_SENDER_RPS: '0', ...ADMISSION_OFF }, log: (l) => log(`relay: ${l}`) })
     const { port, pid, startMs: nodeStartMs } = node
     const rssAfterStart = rssBytes(pid)
     log(`relay: node up in ${Math.round(nodeStartMs)} ms, RSS ${Math.round(rssAfterStart / 2 ** 20)} MiB`)
@@ -490,7 +493,7 @@ export function formatRelayBench (r: RelayBenchResult): string {
       'a 1 s warm-up precedes each phase and is not counted. Inbox runs before broadcast, so it reads exactly the pre-loaded set; ' +
       'bare Koa and broadcast alternate, one concurrency at a time (bare first), both servers up;',
     '- each broadcast has a fresh nonce (its own id), a random one of 1,000 senders and a random loaded mailbox as recipient (no mailbox or sender cap is hit); ' +
-      'the node runs with SVC_RATE_LIMIT_RPS=0 and SVC_RELAY_SENDER_RPS=0, fsync on (the node default);',
+      'the node runs with SVC_RATE_LIMIT_RPS=0, SVC_RELAY_SENDER_RPS=0 and the mailbox admission limits off, fsync on (the node default);',
     '- server cores = CPU seconds / wall seconds of the server process, all threads (/proc/<pid>/stat); client cores = this process;',
     `- load avg = 1-minute load average at the start → end of the phase; on this ${r.machine.nproc}-core machine the load generator shares the cores with the server.`
   ]

@@ -28,6 +28,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   RELAY_FORBIDDEN: 403,
   RELAY_STALE_TS: 400,
   RELAY_MAILBOX_FULL: 429,
+  RELAY_CLIENT_QUOTA: 429,
+  RELAY_RECIPIENT_BUSY: 429,
+  RELAY_READ_NONCE_LIMIT: 429,
   RELAY_STORAGE_FULL: 507,
   RELAY_FEE_REFUSED: 400,
   RELAY_UNAVAILABLE: 503,
@@ -72,10 +75,15 @@ export function errorMiddleware (log: Logger) {
       const answer = errorAnswer(err, requestLog(ctx, log), { method: ctx.method, path: ctx.path })
       ctx.status = answer.status
       ctx.body = { error: answer.error }
-      // a limiter that knows better (the per-IP bucket) has set it already
-      if (answer.retryAfter && !ctx.res.hasHeader('Retry-After')) ctx.set('Retry-After', '1')
+      // a limiter that knows better (the per-IP bucket) has set it already, or says when in the error's details
+      if (answer.retryAfter && !ctx.res.hasHeader('Retry-After')) ctx.set('Retry-After', String(retryAfterSeconds(err)))
     }
   }
+}
+
+function retryAfterSeconds (err: unknown): number {
+  const seconds = err instanceof KithError ? err.details?.retryAfterSeconds : undefined
+  return typeof seconds === 'number' && seconds >= 1 ? Math.ceil(seconds) : 1
 }
 
 /**
@@ -85,7 +93,8 @@ export function errorMiddleware (log: Logger) {
  */
 export function errorAnswer (err: unknown, log: Logger, context: Record<string, unknown> = {}): { status: number, error: string, retryAfter: boolean } {
   if (err instanceof KithError) {
-    const retryAfter = err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY'
+    const retryAfter = err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY' ||
+      err.code === 'RELAY_CLIENT_QUOTA' || err.code === 'RELAY_RECIPIENT_BUSY' || err.code === 'RELAY_READ_NONCE_LIMIT'
     return { status: STATUS_BY_CODE[err.code], error: err.message, retryAfter }
   }
   log.error({ err, ...context }, 'request failed')

@@ -22,6 +22,7 @@ import type { MempoolOptions } from '../mempool/index.js'
 import type { EnvSettings } from '../node/config.js'
 import {
   DEFAULT_PAGE_SIZE, MAX_CIPHERTEXT_BYTES, MAX_ENVELOPES_PER_REQUEST, MAX_PAGE_BYTES, MAX_PAGE_SIZE, MAX_SEND_PLAINTEXT_BYTES, SIGNED_TS_TOLERANCE_MS,
+  MAX_READ_NONCES, MAX_READ_NONCES_PER_CLIENT, MAX_READ_NONCES_PER_MAILBOX, READ_NONCE_TTL_MS,
   type RelayService
 } from '../relay/index.js'
 import { ADDRESS_HISTORY_DEFAULT, ADDRESS_HISTORY_MAX } from './schemas.js'
@@ -75,11 +76,17 @@ export const LimitsSchema = z.object({
     stored_bytes: int.meta({ description: 'usage now: the envelope bytes counted against max_stored_bytes' }),
     stored_envelopes: int.meta({ description: 'usage now: envelopes stored in the mailbox' }),
     sender_rate_limit_rps: z.number().meta({ description: 'broadcasts per second per sender key, bursts of twice that (SVC_RELAY_SENDER_RPS); 0: no limit' }),
+    client_mailbox_per_min: z.number().meta({ description: 'envelopes a minute from one client address (IPv6: its /64) into one mailbox, a minute\'s worth at once (SVC_RELAY_CLIENT_MAILBOX_PER_MIN); 0: no limit. Over it: 429 RELAY_CLIENT_QUOTA with Retry-After' }),
+    client_mailbox_max: int.meta({ description: 'envelopes one client address may store into one mailbox within mailbox_ttl_s (SVC_RELAY_CLIENT_MAILBOX_MAX); 0: no limit. Over it: 429 RELAY_CLIENT_QUOTA with Retry-After' }),
+    mailbox_per_min: z.number().meta({ description: 'envelopes a minute into one mailbox from all client addresses together, and again from all peers together (SVC_RELAY_MAILBOX_PER_MIN); 0: no limit. Over it: 429 RELAY_RECIPIENT_BUSY with Retry-After; a peer\'s envelope is ignored and comes again by anti-entropy' }),
+    read_auth_required: z.boolean().meta({ description: 'inbox reads need the owner\'s signature over a node-issued nonce (SVC_RELAY_READ_AUTH)' }),
+    read_nonce: z.object({ ttl_s: z.number(), max_per_mailbox: int, max_per_client: int, max: int })
+      .meta({ description: 'nonces of POST /relay/inbox/nonce: lifetime, and unused ones kept per mailbox (a new one retires the oldest), per client address (then 429) and in all (then 503)' }),
     max_ciphertext_bytes: int,
     max_send_plaintext_bytes: int.meta({ description: 'POST /relay/send' }),
     max_envelopes_per_request: int,
     inbox_page: page.extend({ max_bytes: int }),
-    timestamp_tolerance_s: int.meta({ description: 'signed inbox deletes and reads' })
+    timestamp_tolerance_s: int.meta({ description: 'signed inbox deletes' })
   }).optional().meta({ description: 'absent when the node runs no relay mailbox' }),
   feed: z.object({
     max_post_size_bytes: int.meta({ description: 'MaxPostSize: content + stored attachment + post_metadata_bytes; larger: 413' }),
@@ -172,6 +179,11 @@ export function nodeLimits (src: LimitSources): Limits {
             stored_bytes: relay.service.store.storedBytes,
             stored_envelopes: relay.service.store.size.envelopes,
             sender_rate_limit_rps: relay.rateLimitPerSender,
+            client_mailbox_per_min: relay.service.admission.limits.clientMailboxPerMin,
+            client_mailbox_max: relay.service.admission.limits.clientMailboxMax,
+            mailbox_per_min: relay.service.admission.limits.mailboxPerMin,
+            read_auth_required: relay.service.requireReadAuth,
+            read_nonce: { ttl_s: seconds(READ_NONCE_TTL_MS), max_per_mailbox: MAX_READ_NONCES_PER_MAILBOX, max_per_client: MAX_READ_NONCES_PER_CLIENT, max: MAX_READ_NONCES },
             max_ciphertext_bytes: MAX_CIPHERTEXT_BYTES,
             max_send_plaintext_bytes: MAX_SEND_PLAINTEXT_BYTES,
             max_envelopes_per_request: MAX_ENVELOPES_PER_REQUEST,

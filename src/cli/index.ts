@@ -134,6 +134,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     nodeSealKey: sealKeyFromEd25519(loaded.nodeKey.secretKey),
     requireReadAuth: relayEnv.requireReadAuth,
     limits: { maxStoredBytes: relayEnv.maxStoredBytes },
+    admission: relayEnv.admission,
     logger: logger.child({ module: 'relay' }),
     feeCheck: fees.check
   })

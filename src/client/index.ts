@@ -6,7 +6,8 @@
 import { sign, toBase64 } from '../crypto/index.js'
 import type { Account, Transaction } from './build.js'
 import type { PublishRequest, PublishResponse } from './feed.js'
-import { readText, type InboxItem } from '../relay/envelope.js'
+import type { InboxItem } from '../relay/envelope.js'
+import { INBOX_AUTH_HEADER, inboxAuthHeader, inboxReadText, type InboxReadEndpoint } from '../relay/read-auth.js'
 
 export type { InboxItem }
 
@@ -71,8 +72,11 @@ function pageQuery (page: { limit?: number, before?: number }): string {
 export class KithClient {
   constructor (private readonly opts: ClientOptions) {}
 
-  async request<T> (method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = {}
+  /** false once a node has said it does not require signed reads: later reads skip the nonce */
+  private readAuthRequired: boolean | undefined
+
+  async request<T> (method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<T> {
+    const headers: Record<string, string> = { ...extraHeaders }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (this.opts.token !== undefined) headers.authorization = `Bearer ${this.opts.token}`
     const res = await fetch(new URL(path, this.opts.baseUrl), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
@@ -114,20 +118,35 @@ export class KithClient {
   /**
    * One page of a mailbox, oldest first; page on with the last item's sent_at and id. With
    * `reader` (the identity the mailbox key is linked to), the read is signed, as nodes running
-   * with SVC_RELAY_READ_AUTH require (docs/relay.md); other nodes ignore the signature.
+   * with SVC_RELAY_READ_AUTH require (docs/relay.md): a nonce from the node, then the signed
+   * Kith-Inbox-Auth header. A node that requires no signature says so, and is then read unsigned.
    */
   async inbox (x25519Pub: string, page: { since?: number, after?: string, limit?: number, reader?: Account } = {}): Promise<{ pub: string, count: number, has_more: boolean, items: InboxItem[] }> {
     const query = new URLSearchParams({ pub: x25519Pub })
     if (page.since !== undefined) query.set('since', String(page.since))
     if (page.after !== undefined) query.set('after', page.after)
     if (page.limit !== undefined) query.set('limit', String(page.limit))
-    if (page.reader !== undefined) {
-      const ts = Math.floor(Date.now() / 1000)
-      query.set('ed25519_pub', page.reader.pub)
-      query.set('ts', String(ts))
-      query.set('sig', toBase64(sign(Buffer.from(readText(x25519Pub, ts), 'utf8'), page.reader.keyPair.secretKey)))
-    }
-    return await this.request('GET', `/relay/inbox?${query.toString()}`)
+    return await this.request('GET', `/relay/inbox?${query.toString()}`, undefined, await this.readHeaders('GET /relay/inbox', x25519Pub, page.reader))
+  }
+
+  /** The number of envelopes in a mailbox; signed with `reader` as `inbox` is. */
+  async inboxCount (x25519Pub: string, reader?: Account): Promise<{ pub: string, count: number }> {
+    const query = new URLSearchParams({ pub: x25519Pub })
+    return await this.request('GET', `/relay/inbox/count?${query.toString()}`, undefined, await this.readHeaders('GET /relay/inbox/count', x25519Pub, reader))
+  }
+
+  /** POST /relay/inbox/nonce: a single-use nonce for one signed read. */
+  async readNonce (x25519Pub: string): Promise<{ pub: string, nonce: string, node: string, expires_at: number, required: boolean }> {
+    return await this.request('POST', '/relay/inbox/nonce', { pub: x25519Pub })
+  }
+
+  private async readHeaders (endpoint: InboxReadEndpoint, x25519Pub: string, reader: Account | undefined): Promise<Record<string, string>> {
+    if (reader === undefined || this.readAuthRequired === false) return {}
+    const issued = await this.readNonce(x25519Pub)
+    this.readAuthRequired = issued.required
+    if (!issued.required) return {}
+    const sig = toBase64(sign(Buffer.from(inboxReadText(issued.node, endpoint, issued.pub, issued.nonce), 'utf8'), reader.keyPair.secretKey))
+    return { [INBOX_AUTH_HEADER]: inboxAuthHeader(reader.pub, issued.nonce, sig) }
   }
 
   /** POST /feed/publish of a request signed by the author (publishRequest). */

@@ -270,11 +270,6 @@ export function deleteText (envId: string, x25519Pub: string, ts: number): strin
   return `inbox-delete:${envId}:${x25519Pub}:${ts}`
 }
 
-/** The text an owner signs to read mailbox `x25519Pub` when the node requires signed reads. */
-export function readText (x25519Pub: string, ts: number): string {
-  return `inbox-read:${x25519Pub}:${ts}`
-}
-
 /**
  * The first of `texts` that `sig` (base64) by `ed25519Pub` (hex) verifies, or undefined.
  * Callers pass the text as the client wrote it and its lowercase form.

@@ -16,8 +16,13 @@ export {
   RelayService, mailboxTtlMs, readRelayEnv, DEFAULT_SENDER_RPS, DEFAULT_TTL_DAYS, DAY_MS, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGE_BYTES,
   DEFAULT_SWEEP_INTERVAL_MS, DEFAULT_SWEEP_BATCH, MAX_ENVELOPES_PER_REQUEST, RelaySendSchema,
   type RelayServiceOptions, type IdentityResolver, type InboxEvent, type RelayEvents, type PeerOutcome,
-  type InboxQuery, type InboxResult, type BroadcastOptions, type RelayEnv
+  type InboxQuery, type InboxResult, type BroadcastOptions, type RelayEnv, type ReadAuth
 } from './service.js'
+export { MailboxAdmission, DEFAULT_ADMISSION, clientAddressKey, type AdmissionLimits, type Admitted } from './admission.js'
+export {
+  ReadNonces, INBOX_AUTH_HEADER, READ_NONCE_TTL_MS, MAX_READ_NONCES_PER_MAILBOX, MAX_READ_NONCES_PER_CLIENT, MAX_READ_NONCES,
+  inboxReadText, inboxAuthHeader, parseInboxAuthHeader, type InboxReadEndpoint, type InboxAuth
+} from './read-auth.js'
 export { RelayFees, DEFAULT_COLLECT_INTERVAL_MS, type FeeClaim, type FeeNode, type RelayFeesOptions } from './fees.js'
 export { RelaySyncRequestSchema, answerSyncRequest, pullFromPeer, type RelaySyncRequest, type SyncRoundResult } from './sync.js'
 export {
@@ -27,7 +32,7 @@ export {
 export {
   EnvelopeUploadSchema, PeerEnvelopeSchema, DeleteProofSchema, OwnerProofSchema, InboxItemSchema, X25519PubSchema, Ed25519PubSchema,
   MAX_CIPHERTEXT_BYTES, MAX_SEND_PLAINTEXT_BYTES, NONCE_BYTES, BOX_MAC_BYTES, SIGNED_TS_TOLERANCE_MS, PEER_FUTURE_TOLERANCE_MS,
-  canonicalId, envelopeFromUpload, checkPeerEnvelope, presentInboxItem, deleteText, readText, verifiedText, isoSeconds, base64DecodedLength,
+  canonicalId, envelopeFromUpload, checkPeerEnvelope, presentInboxItem, deleteText, verifiedText, isoSeconds, base64DecodedLength,
   type Envelope, type InboxItem, type DeleteProof, type OwnerProof, type PeerEnvelopeCheck
 } from './envelope.js'
 export { generateSealKey, sealKeyFromEd25519, boxSeal, boxOpen, randomNonce, type SealKey } from './seal.js'

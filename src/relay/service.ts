@@ -3,6 +3,7 @@
  * the expiry sweep, the legacy node-sealed send, and the pieces of anti-entropy. It emits
  * events; the node wires them to gossip and to the real-time push (docs/relay.md).
  */
+import { randomBytes } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import { join } from 'node:path'
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
@@ -13,9 +14,11 @@ import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 import {
   Base64TextSchema, DeleteProofSchema, MAX_SEND_PLAINTEXT_BYTES, OwnerProofSchema, PEER_FUTURE_TOLERANCE_MS, SIGNED_TS_TOLERANCE_MS, X25519PubSchema,
-  base64DecodedLength, checkPeerEnvelope, deleteText, envelopeFromUpload, readText, verifiedText,
-  type DeleteProof, type Envelope, type InboxItem, type OwnerProof
+  base64DecodedLength, checkPeerEnvelope, deleteText, envelopeFromUpload, verifiedText,
+  type DeleteProof, type Envelope, type InboxItem
 } from './envelope.js'
+import { DEFAULT_ADMISSION, MailboxAdmission, type AdmissionLimits, type Admitted } from './admission.js'
+import { INBOX_AUTH_HEADER, ReadNonces, inboxReadText, parseInboxAuthHeader, type InboxReadEndpoint } from './read-auth.js'
 import { boxSeal, randomNonce, type SealKey } from './seal.js'
 import { BUCKET_SECONDS, RelayStore, bucketOf, type BucketDigest, type BucketIds, type Clock, type RelayLimits } from './store.js'
 
@@ -51,6 +54,8 @@ export interface RelayServiceOptions {
   requireReadAuth?: boolean
   logger: Logger
   limits?: Partial<RelayLimits>
+  /** per client address and per mailbox admission (admission.ts); defaults DEFAULT_ADMISSION */
+  admission?: Partial<AdmissionLimits>
   sweepIntervalMs?: number
   sweepBatch?: number
   /** fsync on commit (default true) */
@@ -104,6 +109,16 @@ export interface InboxResult {
 export interface BroadcastOptions {
   /** called after validation and before storage, e.g. a per-sender rate limit that throws */
   admit?: (envelope: Envelope) => void
+  /** the client's network address, for the admission limits; undefined: none apply (tests, tools) */
+  clientIp?: string
+}
+
+/** A read's proof of ownership when the node requires signed reads (docs/relay.md). */
+export interface ReadAuth {
+  /** the Kith-Inbox-Auth header's value */
+  header?: string
+  /** the request carried the query-parameter proof of earlier versions (ed25519_pub, ts, sig) */
+  legacyQuery?: boolean
 }
 
 export const RelaySendSchema = z.object({
@@ -124,6 +139,14 @@ export function mailboxTtlMs (env: NodeJS.ProcessEnv = process.env): number {
 /** Per-sender envelopes per second on /relay/broadcast (bursts of twice that): room for a fan-out to 16 devices. */
 export const DEFAULT_SENDER_RPS = 10
 
+/** A non-negative number from the environment, or `fallback` when unset. */
+function envCount (env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name]
+  const value = raw === undefined || raw.trim() === '' ? fallback : Number(raw)
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw ?? ''}"`)
+  return value
+}
+
 /** The relay's SVC_* settings (the node passes them to RelayService and relayRoutes). */
 export interface RelayEnv {
   ttlMs: number
@@ -135,12 +158,12 @@ export interface RelayEnv {
   rateLimitPerSender: number
   /** SVC_MAILBOX_MAX_MB: stored envelope bytes of the whole mailbox (unset: no cap) */
   maxStoredBytes: number
+  /** SVC_RELAY_CLIENT_MAILBOX_PER_MIN, SVC_RELAY_CLIENT_MAILBOX_MAX, SVC_RELAY_MAILBOX_PER_MIN (0 turns one off) */
+  admission: AdmissionLimits
 }
 
 export function readRelayEnv (env: NodeJS.ProcessEnv = process.env): RelayEnv {
-  const rawRps = env.SVC_RELAY_SENDER_RPS
-  const rps = rawRps === undefined || rawRps.trim() === '' ? DEFAULT_SENDER_RPS : Number(rawRps)
-  if (!Number.isFinite(rps) || rps < 0) throw new Error(`SVC_RELAY_SENDER_RPS must be a non-negative number, got "${rawRps ?? ''}"`)
+  const rps = envCount(env, 'SVC_RELAY_SENDER_RPS', DEFAULT_SENDER_RPS)
   const rawMb = env.SVC_MAILBOX_MAX_MB
   const maxMb = rawMb === undefined || rawMb.trim() === '' ? Infinity : Number(rawMb)
   if (Number.isNaN(maxMb) || maxMb <= 0) throw new Error(`SVC_MAILBOX_MAX_MB must be a positive number of MiB, got "${rawMb ?? ''}"`)
@@ -149,7 +172,12 @@ export function readRelayEnv (env: NodeJS.ProcessEnv = process.env): RelayEnv {
     disableInboxDelete: env.SVC_DISABLE_INBOX_DELETE === 'true',
     requireReadAuth: env.SVC_RELAY_READ_AUTH === 'true',
     rateLimitPerSender: rps,
-    maxStoredBytes: maxMb === Infinity ? Infinity : Math.floor(maxMb * 2 ** 20)
+    maxStoredBytes: maxMb === Infinity ? Infinity : Math.floor(maxMb * 2 ** 20),
+    admission: {
+      clientMailboxPerMin: envCount(env, 'SVC_RELAY_CLIENT_MAILBOX_PER_MIN', DEFAULT_ADMISSION.clientMailboxPerMin),
+      clientMailboxMax: Math.floor(envCount(env, 'SVC_RELAY_CLIENT_MAILBOX_MAX', DEFAULT_ADMISSION.clientMailboxMax)),
+      mailboxPerMin: envCount(env, 'SVC_RELAY_MAILBOX_PER_MIN', DEFAULT_ADMISSION.mailboxPerMin)
+    }
   }
 }
 
@@ -157,6 +185,9 @@ export class RelayService extends EventEmitter<RelayEvents> {
   readonly store: RelayStore
   readonly ttlMs: number
   readonly requireReadAuth: boolean
+  readonly admission: MailboxAdmission
+  /** the nonces of signed reads, issued by POST /relay/inbox/nonce */
+  readonly readNonces = new ReadNonces()
   private readonly clock: Clock
   private readonly identity: IdentityResolver | undefined
   private readonly sealKey: SealKey
@@ -179,6 +210,7 @@ export class RelayService extends EventEmitter<RelayEvents> {
     this.log = opts.logger.child({ module: 'relay' })
     this.sweepIntervalMs = opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS
     this.sweepBatch = opts.sweepBatch ?? DEFAULT_SWEEP_BATCH
+    this.admission = new MailboxAdmission({ ...DEFAULT_ADMISSION, ...opts.admission }, this.ttlMs)
     this.store = RelayStore.open(join(opts.dataDir, 'relay'), {
       ttlMs: this.ttlMs,
       clock: this.clock,
@@ -194,6 +226,11 @@ export class RelayService extends EventEmitter<RelayEvents> {
   /** The node's X25519 seal key, hex (sender_pub of envelopes from POST /relay/send). */
   get sealPublicKey (): string {
     return toHex(this.sealKey.publicKey)
+  }
+
+  /** The node's name in signed read texts: its seal key, which no other node has. */
+  get readNodeId (): string {
+    return this.sealPublicKey
   }
 
   get limits (): RelayLimits {
@@ -214,8 +251,22 @@ export class RelayService extends EventEmitter<RelayEvents> {
     // only paid envelopes have a fee to check; the free path skips the extra await
     if (envelope.fee_ut > 0 && this.feeCheck !== undefined) await this.feeCheck(envelope)
     opts.admit?.(envelope)
-    if (await this.store.put(envelope)) this.announce(envelope)
+    await this.storeFromClient(envelope, opts.clientIp)
     return { id: envelope.id, status: 'broadcast' }
+  }
+
+  /** Stores a client's envelope within the admission limits; what they took is given back unless it is new and stored. */
+  private async storeFromClient (envelope: Envelope, clientIp: string | undefined): Promise<void> {
+    const admitted: Admitted | undefined = clientIp === undefined || this.store.has(envelope.id)
+      ? undefined
+      : this.admission.admitClient(envelope.recipient_pub, clientIp, this.clock.now())
+    let stored = false
+    try {
+      stored = await this.store.put(envelope)
+    } finally {
+      if (!stored) admitted?.release()
+    }
+    if (stored) this.announce(envelope)
   }
 
   /**
@@ -223,7 +274,7 @@ export class RelayService extends EventEmitter<RelayEvents> {
    * its own X25519 key. The recipient opens it with nacl.box.open(ciphertext, nonce, sender_pub,
    * own secret key), but the node saw the plaintext and the sender is not authenticated.
    */
-  async send (input: unknown): Promise<{ id: string, recipient_pub: string, status: 'sent' }> {
+  async send (input: unknown, opts: { clientIp?: string } = {}): Promise<{ id: string, recipient_pub: string, status: 'sent' }> {
     if (typeof input === 'object' && input !== null) {
       const msg = (input as { msg_b64?: unknown }).msg_b64
       if (typeof msg === 'string' && base64DecodedLength(msg) > MAX_SEND_PLAINTEXT_BYTES) {
@@ -242,7 +293,7 @@ export class RelayService extends EventEmitter<RelayEvents> {
       nonce: toBase64(nonce),
       ciphertext: toBase64(ciphertext)
     }, this.nowSeconds())
-    if (await this.store.put(envelope)) this.announce(envelope)
+    await this.storeFromClient(envelope, opts.clientIp)
     return { id: envelope.id, recipient_pub: recipient, status: 'sent' }
   }
 
@@ -261,6 +312,8 @@ export class RelayService extends EventEmitter<RelayEvents> {
     if (envelope.sent_at * 1000 > now + PEER_FUTURE_TOLERANCE_MS) return { result: 'ignored', reason: `sent_at ${envelope.sent_at} is ahead of this node's clock` }
     if (this.store.isExpired(envelope.sent_at, now)) return { result: 'ignored', reason: `envelope ${envelope.id} has expired here` }
     if (this.store.has(envelope.id)) return { result: 'duplicate', id: envelope.id }
+    const busy = this.admission.refusePeer(envelope.recipient_pub, now)
+    if (busy !== undefined) return { result: 'ignored', reason: busy }
     try {
       if (!await this.store.put(envelope)) return { result: 'duplicate', id: envelope.id }
     } catch (err) {
@@ -272,19 +325,19 @@ export class RelayService extends EventEmitter<RelayEvents> {
   }
 
   /** GET /relay/inbox: oldest first by (sent_at, id), from `since` (inclusive). */
-  inbox (pubInput: string, query: InboxQuery = {}, auth?: unknown): InboxResult {
+  inbox (pubInput: string, query: InboxQuery = {}, auth?: ReadAuth): InboxResult {
     return JSON.parse(this.inboxBody(pubInput, query, auth)) as InboxResult
   }
 
   /** GET /relay/inbox as the JSON text of an InboxResult, around the stored items' text. */
-  inboxBody (pubInput: string, query: InboxQuery = {}, auth?: unknown): string {
+  inboxBody (pubInput: string, query: InboxQuery = {}, auth?: ReadAuth): string {
     const { pub, page } = this.inboxPage(pubInput, query, auth)
     return `{"pub":"${pub}","count":${page.count},"has_more":${String(page.hasMore)},"items":[${page.json}]}`
   }
 
-  private inboxPage (pubInput: string, query: InboxQuery, auth: unknown): { pub: string, page: { json: string, count: number, hasMore: boolean } } {
+  private inboxPage (pubInput: string, query: InboxQuery, auth: ReadAuth | undefined): { pub: string, page: { json: string, count: number, hasMore: boolean } } {
     const pub = this.mailboxKey(pubInput)
-    if (this.requireReadAuth) this.authorizeRead(pubInput, pub, auth)
+    if (this.requireReadAuth) this.authorizeRead('GET /relay/inbox', pub, auth)
     const limit = Math.min(Math.max(1, Math.floor(query.limit ?? DEFAULT_PAGE_SIZE)), MAX_PAGE_SIZE)
     return { pub, page: this.store.inboxJson(pub, { since: query.since, after: query.after?.toLowerCase(), limit, maxBytes: MAX_PAGE_BYTES }) }
   }
@@ -304,10 +357,24 @@ export class RelayService extends EventEmitter<RelayEvents> {
   }
 
   /** GET /relay/inbox/count: live envelopes in the mailbox. */
-  count (pubInput: string, auth?: unknown): { pub: string, count: number } {
+  count (pubInput: string, auth?: ReadAuth): { pub: string, count: number } {
     const pub = this.mailboxKey(pubInput)
-    if (this.requireReadAuth) this.authorizeRead(pubInput, pub, auth)
+    if (this.requireReadAuth) this.authorizeRead('GET /relay/inbox/count', pub, auth)
     return { pub, count: this.store.count(pub) }
+  }
+
+  /**
+   * POST /relay/inbox/nonce: a single-use nonce for one signed read of mailbox `pub`, and the
+   * node id the read's text names. On a node that does not require signed reads nothing is
+   * kept (`required: false`), and a read needs no proof.
+   */
+  readNonce (pubInput: string, clientIp: string): { pub: string, nonce: string, node: string, expires_at: number, required: boolean } {
+    const pub = this.mailboxKey(pubInput)
+    const now = this.clock.now()
+    const { nonce, expiresAt } = this.requireReadAuth
+      ? this.readNonces.mint(pub, clientIp, now)
+      : { nonce: randomNonceHex(), expiresAt: now }
+    return { pub, nonce, node: this.readNodeId, expires_at: Math.floor(expiresAt / 1000), required: this.requireReadAuth }
   }
 
   /**
@@ -488,20 +555,32 @@ export class RelayService extends EventEmitter<RelayEvents> {
     }
   }
 
-  /** Signed reads (requireReadAuth): `sig` by `ed25519_pub` over `inbox-read:<pub>:<ts>`. */
-  private authorizeRead (pubInput: string, pub: string, auth: unknown): void {
-    const given = typeof auth === 'object' && auth !== null ? auth as Record<string, unknown> : {}
-    if (given.ed25519_pub === undefined && given.sig === undefined && given.ts === undefined) {
-      throw new KithError('UNAUTHORIZED', 'this node requires signed inbox reads: ed25519_pub, ts and sig (Ed25519 over inbox-read:<pub>:<ts>)')
+  /**
+   * Signed reads (requireReadAuth): the Kith-Inbox-Auth header names a nonce this node issued
+   * for the mailbox, and `sig` by `ed25519_pub` over `inbox-read:<node>:<endpoint>:<pub>:<nonce>`;
+   * the key must own the mailbox. The nonce is spent by the read it proves, so a replay fails.
+   */
+  private authorizeRead (endpoint: InboxReadEndpoint, pub: string, auth: ReadAuth | undefined): void {
+    if (auth?.header === undefined) {
+      const how = `POST /relay/inbox/nonce {"pub"} for a nonce, then send the ${INBOX_AUTH_HEADER} header "ed25519_pub=<hex>, nonce=<nonce>, sig=<base64 Ed25519 over inbox-read:<node>:<METHOD path>:<pub>:<nonce>>"`
+      throw new KithError('UNAUTHORIZED', auth?.legacyQuery === true
+        ? `signed inbox reads no longer take ed25519_pub, ts and sig in the query (a proof there could be replayed): ${how}`
+        : `this node requires signed inbox reads: ${how}`)
     }
     const identity = this.requireResolver('signed inbox reading')
-    const proof: OwnerProof = parseOrThrow(OwnerProofSchema, auth)
-    this.checkFresh(proof.ts)
-    if (verifiedText([readText(pubInput, proof.ts), readText(pub, proof.ts)], proof.sig, proof.ed25519_pub) === undefined) {
-      throw new KithError('RELAY_FORBIDDEN', `sig is not a valid signature by ${proof.ed25519_pub} over inbox-read:<pub>:<ts>`)
+    const proof = parseInboxAuthHeader(auth.header)
+    this.readNonces.check(proof.nonce, pub, this.clock.now())
+    const text = inboxReadText(this.readNodeId, endpoint, pub, proof.nonce)
+    if (verifiedText([text], proof.sig, proof.ed25519_pub) === undefined) {
+      throw new KithError('RELAY_FORBIDDEN', `sig is not a valid signature by ${proof.ed25519_pub} over "${text}"`)
     }
     if (!identity.isLinked(proof.ed25519_pub, pub)) throw new KithError('RELAY_FORBIDDEN', `${proof.ed25519_pub} is not linked to mailbox ${pub} in the identity registry`)
+    this.readNonces.spend(proof.nonce)
   }
+}
+
+function randomNonceHex (): string {
+  return randomBytes(16).toString('hex')
 }
 
 function inboxEvent (env: Envelope): InboxEvent {

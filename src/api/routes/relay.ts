@@ -1,9 +1,11 @@
 /** The relay mailbox under /relay (at the root, not /api): docs/relay.md. */
+import type { Context } from 'koa'
 import { z } from 'zod'
 import { KithError } from '../../errors.js'
 import {
   EnvelopeUploadSchema, InboxItemSchema, MAX_CIPHERTEXT_BYTES, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, OwnerProofSchema, RelaySendSchema,
-  type Envelope, type RelayService
+  INBOX_AUTH_HEADER, MAX_READ_NONCES_PER_CLIENT, MAX_READ_NONCES_PER_MAILBOX, READ_NONCE_TTL_MS,
+  type Envelope, type ReadAuth, type RelayService
 } from '../../relay/index.js'
 import { RateLimiter } from '../middleware.js'
 import { route, sendAsciiJson, type AnyRoute } from '../route.js'
@@ -18,10 +20,11 @@ export interface RelayRouteOptions {
 
 const Hex64 = z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be a 64-character hex X25519 public key')
 
+/** The query-parameter proof of earlier versions: declared only to answer it with a pointer to the header. */
 const OwnerQuery = {
-  ed25519_pub: z.string().optional().meta({ description: 'signed reads only: Ed25519 pubkey linked to `pub`' }),
-  ts: z.string().optional().meta({ description: 'signed reads only: unix s, within ±5 minutes' }),
-  sig: z.string().optional().meta({ description: 'signed reads only: base64 Ed25519 signature over `inbox-read:<pub>:<ts>`' })
+  ed25519_pub: z.string().optional().meta({ description: `refused: signed reads use the ${INBOX_AUTH_HEADER} header`, deprecated: true }),
+  ts: z.string().optional().meta({ description: `refused: signed reads use the ${INBOX_AUTH_HEADER} header`, deprecated: true }),
+  sig: z.string().optional().meta({ description: `refused: signed reads use the ${INBOX_AUTH_HEADER} header`, deprecated: true })
 }
 
 const InboxQuerySchema = z.object({
@@ -52,6 +55,14 @@ export const InboxResponseSchema = z.object({
   items: z.array(InboxItemSchema).meta({ description: 'oldest first by (sent_at, id)' })
 }).meta({ id: 'Inbox' })
 export const InboxCountSchema = z.object({ pub: z.string(), count: z.number().int().meta({ description: 'live envelopes in the mailbox' }) }).meta({ id: 'InboxCount' })
+export const ReadNonceRequestSchema = z.object({ pub: Hex64.meta({ description: 'the mailbox to read: recipient X25519 pubkey, hex' }) }).meta({ id: 'RelayReadNonceRequest' })
+export const ReadNonceResponseSchema = z.object({
+  pub: z.string().meta({ description: 'the mailbox, lower case, as the signed text names it' }),
+  nonce: z.string().meta({ description: '32 hex characters; proves one read, then is spent' }),
+  node: z.string().meta({ description: 'this node\'s id in the signed text' }),
+  expires_at: z.number().int().meta({ description: `unix s; a nonce not used within ${READ_NONCE_TTL_MS / 1000} s is forgotten` }),
+  required: z.boolean().meta({ description: 'whether this node requires signed reads (SVC_RELAY_READ_AUTH); false: the nonce is not kept, and reads need no proof' })
+}).meta({ id: 'RelayReadNonce' })
 export const DeleteResponseSchema = z.object({ id: z.string(), status: z.literal('deleted') }).meta({ id: 'RelayDeleteResponse' })
 
 function ownerFields (source: Record<string, unknown>): Record<string, unknown> | undefined {
@@ -65,10 +76,21 @@ function asRecord (value: unknown): Record<string, unknown> {
 }
 
 const readErrors = {
-  400: { description: 'malformed query; with signed reads, a ts more than 5 minutes off (mentions `timestamp`)', schema: ErrorSchema },
-  401: { description: 'signed reads are required and the request carries none', schema: ErrorSchema },
-  403: { description: 'signed reads: bad signature, or the key is not linked to the mailbox', schema: ErrorSchema },
+  400: { description: `malformed query, or a malformed ${INBOX_AUTH_HEADER} header`, schema: ErrorSchema },
+  401: { description: `signed reads are required and the request carries no ${INBOX_AUTH_HEADER} header (or the refused query proof), or its nonce is unknown, expired or already used`, schema: ErrorSchema },
+  403: { description: 'signed reads: the nonce was issued for another mailbox, the signature does not verify over this node, endpoint, mailbox and nonce, or the key is not linked to the mailbox', schema: ErrorSchema },
   503: { description: 'signed reads are required and the node has no identity resolver', schema: ErrorSchema }
+}
+
+/** How a signed read is made: the read routes' OpenAPI description. */
+function signedReadDescription (endpoint: string): string {
+  return `On a node with SVC_RELAY_READ_AUTH=true the read must be signed: get a nonce with POST /relay/inbox/nonce, then send the header \`${INBOX_AUTH_HEADER}: ed25519_pub=<hex>, nonce=<nonce>, sig=<base64>\`, ` +
+    `\`sig\` being the Ed25519 signature over \`inbox-read:<node>:${endpoint}:<pub>:<nonce>\` (\`node\` and \`pub\` as the nonce answer gives them) by a key that owns the mailbox. ` +
+    'Each nonce proves one read. Other nodes ignore the header.'
+}
+
+function readAuth (ctx: Context, query: Record<string, unknown>): ReadAuth {
+  return { header: ctx.get(INBOX_AUTH_HEADER) || undefined, legacyQuery: ownerFields(query) !== undefined }
 }
 
 export function relayRoutes (service: RelayService, opts: RelayRouteOptions): AnyRoute[] {
@@ -87,13 +109,13 @@ export function relayRoutes (service: RelayService, opts: RelayRouteOptions): An
         200: { description: 'stored durably (or already stored): the canonical id', schema: BroadcastResponseSchema },
         400: { description: 'malformed envelope; the message names the field', schema: ErrorSchema },
         413: { description: `ciphertext larger than ${MAX_CIPHERTEXT_BYTES} bytes, or body over the node's cap`, schema: ErrorSchema },
-        429: { description: 'too many envelopes from this sender_pub (Retry-After), or the mailbox or this sender\'s share of it is full', schema: ErrorSchema }
+        429: { description: 'with Retry-After: too many envelopes from this sender_pub; from this client address into this mailbox, or stored by it there (RELAY_CLIENT_QUOTA); into this mailbox from everyone (RELAY_RECIPIENT_BUSY); or the mailbox or this sender\'s share of it is full. The message names the limit', schema: ErrorSchema }
       },
-      handler: ({ ctx }) => {
-        const body = asRecord(ctx.request.body)
-        if (body.envelope === undefined) throw new KithError('BAD_REQUEST', 'envelope: required: send {"envelope": {...}}')
+      handler: ({ body, ctx }) => {
+        const envelope = asRecord(body).envelope
+        if (envelope === undefined) throw new KithError('BAD_REQUEST', 'envelope: required: send {"envelope": {...}}')
         // the busiest write route: its answer (a hex id and a status) is ASCII, written without Koa's JSON body handling
-        return service.broadcast(body.envelope, { admit }).then((answer) => { sendAsciiJson(ctx, JSON.stringify(answer)) })
+        return service.broadcast(envelope, { admit, clientIp: ctx.ip }).then((answer) => { sendAsciiJson(ctx, JSON.stringify(answer)) })
       }
     }),
     route({
@@ -106,20 +128,40 @@ export function relayRoutes (service: RelayService, opts: RelayRouteOptions): An
         200: { description: 'sealed by the node, stored and gossiped; sender_pub of the envelope is the node\'s X25519 key', schema: SendResponseSchema },
         400: { description: 'malformed request', schema: ErrorSchema },
         413: { description: 'message too large', schema: ErrorSchema },
-        429: { description: 'the mailbox is full', schema: ErrorSchema }
+        429: { description: 'the mailbox is full, or an admission limit of broadcast (Retry-After)', schema: ErrorSchema }
       },
-      handler: async ({ ctx }) => await service.send(ctx.request.body)
+      handler: async ({ body, ctx }) => await service.send(body, { clientIp: ctx.ip })
+    }),
+    route({
+      method: 'post',
+      path: '/relay/inbox/nonce',
+      tag: 'relay',
+      summary: 'A single-use nonce for one signed inbox read',
+      description: `Needed only on nodes with SVC_RELAY_READ_AUTH=true (\`required\` says so). A nonce is good for ${READ_NONCE_TTL_MS / 1000} s and one read; ` +
+        `a mailbox has at most ${MAX_READ_NONCES_PER_MAILBOX} unused ones (a new one retires the oldest), a client address at most ${MAX_READ_NONCES_PER_CLIENT}.`,
+      body: ReadNonceRequestSchema,
+      responses: {
+        200: { description: 'a fresh nonce, and what the signed text names', schema: ReadNonceResponseSchema },
+        400: { description: 'malformed pub', schema: ErrorSchema },
+        429: { description: `this client address holds ${MAX_READ_NONCES_PER_CLIENT} unused nonces (Retry-After)`, schema: ErrorSchema },
+        503: { description: 'the node holds as many unused nonces as it keeps (Retry-After)', schema: ErrorSchema }
+      },
+      handler: ({ body, ctx }) => {
+        const pub = asRecord(body).pub
+        return service.readNonce(typeof pub === 'string' ? pub : '', ctx.ip)
+      }
     }),
     route({
       method: 'get',
       path: '/relay/inbox',
       tag: 'relay',
       summary: 'Envelopes of a mailbox, oldest first, from `since`',
+      description: signedReadDescription('GET /relay/inbox'),
       query: InboxQuerySchema,
       responses: { 200: { description: 'a page of the inbox', schema: InboxResponseSchema }, ...readErrors },
       handler: ({ query, ctx }) => {
         // the stored items are already the served JSON: concatenated, not re-encoded
-        sendAsciiJson(ctx, service.inboxBody(query.pub, { since: query.since, after: query.after, limit: query.limit }, ownerFields(query)))
+        sendAsciiJson(ctx, service.inboxBody(query.pub, { since: query.since, after: query.after, limit: query.limit }, readAuth(ctx, query)))
       }
     }),
     route({
@@ -127,9 +169,10 @@ export function relayRoutes (service: RelayService, opts: RelayRouteOptions): An
       path: '/relay/inbox/count',
       tag: 'relay',
       summary: 'Number of envelopes in a mailbox',
+      description: signedReadDescription('GET /relay/inbox/count'),
       query: CountQuerySchema,
       responses: { 200: { description: 'count', schema: InboxCountSchema }, ...readErrors },
-      handler: ({ query }) => service.count(query.pub, ownerFields(query))
+      handler: ({ query, ctx }) => service.count(query.pub, readAuth(ctx, query))
     }),
     route({
       method: 'delete',

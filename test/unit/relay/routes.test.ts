@@ -2,7 +2,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { openApiDocument } from '../../../src/api/openapi.js'
 import { relayRoutes } from '../../../src/api/routes/relay.js'
-import { MAX_CIPHERTEXT_BYTES, deleteText, generateSealKey, readText, type RelayService } from '../../../src/relay/index.js'
+import { MAX_CIPHERTEXT_BYTES, deleteText, generateSealKey, inboxAuthHeader, inboxReadText, type RelayService } from '../../../src/relay/index.js'
 import { FakeRegistry, T0, call, fakeClock, newClient, newService, openEnvelope, sealEnvelope, signText, startApp, withTempDir, type TestApp } from './helpers.js'
 
 const T0S = T0 / 1000
@@ -159,20 +159,33 @@ describe('relay routes', () => {
     })
   })
 
-  test('signed reads when required: 401 without, 200 with a linked signature in the query', async () => {
+  test('signed reads when required: 401 without, the old query proof refused with a pointer, a nonce and the header read once', async () => {
     const registry = new FakeRegistry()
     await withApp({ registry, requireReadAuth: true }, async ({ url }) => {
       const bob = newClient()
       registry.link(bob.edPub, bob.pub)
       assert.equal((await call(`${url}/relay/inbox?pub=${bob.pub}`, 'GET')).status, 401)
       assert.equal((await call(`${url}/relay/inbox/count?pub=${bob.pub}`, 'GET')).status, 401)
-      const q = new URLSearchParams({ pub: bob.pub, ed25519_pub: bob.edPub, ts: String(T0S), sig: signText(bob, readText(bob.pub, T0S)) })
-      const ok = await call(`${url}/relay/inbox?${q.toString()}`, 'GET')
+      const legacy = new URLSearchParams({ pub: bob.pub, ed25519_pub: bob.edPub, ts: String(T0S), sig: 'x' })
+      const old = await call(`${url}/relay/inbox?${legacy.toString()}`, 'GET')
+      assert.equal(old.status, 401)
+      assert.match(old.body.error as string, /POST \/relay\/inbox\/nonce.*Kith-Inbox-Auth/)
+
+      const issued = await call(`${url}/relay/inbox/nonce`, 'POST', { pub: bob.pub.toUpperCase() })
+      assert.equal(issued.status, 200)
+      assert.equal(issued.body.pub, bob.pub)
+      assert.equal(issued.body.required, true)
+      assert.equal(issued.body.expires_at, T0S + 60)
+      const nonce = issued.body.nonce as string
+      const header = inboxAuthHeader(bob.edPub, nonce, signText(bob, inboxReadText(issued.body.node as string, 'GET /relay/inbox', bob.pub, nonce)))
+      const read = async (): Promise<Response> => await fetch(`${url}/relay/inbox?pub=${bob.pub}`, { headers: { 'Kith-Inbox-Auth': header } })
+      const ok = await read()
       assert.equal(ok.status, 200)
-      assert.equal(ok.body.count, 0)
-      assert.equal((await call(`${url}/relay/inbox/count?${q.toString()}`, 'GET')).status, 200)
-      q.set('ts', String(T0S + 1))
-      assert.equal((await call(`${url}/relay/inbox?${q.toString()}`, 'GET')).status, 403)
+      assert.equal(((await ok.json()) as { count: number }).count, 0)
+      const replay = await read()
+      assert.equal(replay.status, 401)
+      assert.match(((await replay.json()) as { error: string }).error, /already used/)
+      assert.equal((await call(`${url}/relay/inbox/nonce`, 'POST', { pub: 'nope' })).status, 400)
     })
   })
 
@@ -180,7 +193,7 @@ describe('relay routes', () => {
     await withTempDir(async (dir) => {
       const service = newService(dir)
       const doc = openApiDocument(relayRoutes(service, { rateLimitPerSender: 1 })) as { paths: Record<string, Record<string, unknown>> }
-      assert.deepEqual(Object.keys(doc.paths).sort(), ['/relay/broadcast', '/relay/inbox', '/relay/inbox/count', '/relay/inbox/{envID}', '/relay/send'])
+      assert.deepEqual(Object.keys(doc.paths).sort(), ['/relay/broadcast', '/relay/inbox', '/relay/inbox/count', '/relay/inbox/nonce', '/relay/inbox/{envID}', '/relay/send'])
       assert.ok(doc.paths['/relay/inbox/{envID}'].delete !== undefined)
       await service.close()
     })

@@ -5,7 +5,7 @@ import sodium from 'sodium-native'
 import { generateKeyPair, toHex } from '../../../src/crypto/index.js'
 import { KithError } from '../../../src/errors.js'
 import {
-  BUCKET_SECONDS, DAY_MS, deleteText, envelopeFromUpload, generateSealKey, mailboxTtlMs, readText, sealKeyFromEd25519,
+  BUCKET_SECONDS, DAY_MS, deleteText, envelopeFromUpload, generateSealKey, inboxAuthHeader, inboxReadText, mailboxTtlMs, sealKeyFromEd25519,
   answerSyncRequest, pullFromPeer, readRelayEnv,
   type DeleteProof, type Envelope, type InboxEvent, type RelayService, type RelaySyncRequest
 } from '../../../src/relay/index.js'
@@ -55,10 +55,20 @@ describe('RelayService.broadcast', () => {
   })
 
   test('relay environment: defaults and switches', () => {
-    assert.deepEqual(readRelayEnv({}), { ttlMs: 7 * DAY_MS, disableInboxDelete: false, requireReadAuth: false, rateLimitPerSender: 10, maxStoredBytes: Infinity })
-    assert.deepEqual(readRelayEnv({ SVC_MAILBOX_TTL_DAYS: '1', SVC_DISABLE_INBOX_DELETE: 'true', SVC_RELAY_READ_AUTH: 'true', SVC_RELAY_SENDER_RPS: '0', SVC_MAILBOX_MAX_MB: '1.5' }),
-      { ttlMs: DAY_MS, disableInboxDelete: true, requireReadAuth: true, rateLimitPerSender: 0, maxStoredBytes: 1.5 * 2 ** 20 })
+    assert.deepEqual(readRelayEnv({}), {
+      ttlMs: 7 * DAY_MS, disableInboxDelete: false, requireReadAuth: false, rateLimitPerSender: 10, maxStoredBytes: Infinity,
+      admission: { clientMailboxPerMin: 20, clientMailboxMax: 1000, mailboxPerMin: 600 }
+    })
+    assert.deepEqual(readRelayEnv({
+      SVC_MAILBOX_TTL_DAYS: '1', SVC_DISABLE_INBOX_DELETE: 'true', SVC_RELAY_READ_AUTH: 'true', SVC_RELAY_SENDER_RPS: '0', SVC_MAILBOX_MAX_MB: '1.5',
+      SVC_RELAY_CLIENT_MAILBOX_PER_MIN: '0', SVC_RELAY_CLIENT_MAILBOX_MAX: '50', SVC_RELAY_MAILBOX_PER_MIN: '1.5'
+    }), {
+      ttlMs: DAY_MS, disableInboxDelete: true, requireReadAuth: true, rateLimitPerSender: 0, maxStoredBytes: 1.5 * 2 ** 20,
+      admission: { clientMailboxPerMin: 0, clientMailboxMax: 50, mailboxPerMin: 1.5 }
+    })
     assert.throws(() => readRelayEnv({ SVC_RELAY_SENDER_RPS: '-1' }), /SVC_RELAY_SENDER_RPS/)
+    assert.throws(() => readRelayEnv({ SVC_RELAY_CLIENT_MAILBOX_MAX: 'many' }), /SVC_RELAY_CLIENT_MAILBOX_MAX/)
+    assert.throws(() => readRelayEnv({ SVC_RELAY_MAILBOX_PER_MIN: '-5' }), /SVC_RELAY_MAILBOX_PER_MIN/)
     assert.throws(() => readRelayEnv({ SVC_MAILBOX_MAX_MB: '0' }), /SVC_MAILBOX_MAX_MB/)
     assert.throws(() => readRelayEnv({ SVC_MAILBOX_MAX_MB: 'lots' }), /SVC_MAILBOX_MAX_MB/)
   })
@@ -73,6 +83,27 @@ describe('RelayService.broadcast', () => {
 })
 
 describe('RelayService.accept (peers)', () => {
+  test('envelopes from peers are bounded per mailbox (no client address): over the rate ignored, not rejected, and taken again later', async () => {
+    await withTempDir(async (dir) => {
+      const clock = fakeClock()
+      const service = newService(dir, { clock, admission: { mailboxPerMin: 2 } })
+      const bob = newClient()
+      const fromPeers = Array.from({ length: 3 }, (_, i) => envelopeFromUpload(sealEnvelope(newClient(), bob.pub, `peer ${i}`), T0S))
+      assert.equal((await service.accept(fromPeers[0])).result, 'accepted')
+      assert.equal((await service.accept(fromPeers[1])).result, 'accepted')
+      const over = await service.accept(fromPeers[2])
+      assert.equal(over.result, 'ignored')
+      assert.match(over.result === 'ignored' ? over.reason : '', /at most 2 envelopes a minute from peers \(SVC_RELAY_MAILBOX_PER_MIN\)/)
+      assert.equal((await service.accept(envelopeFromUpload(sealEnvelope(newClient(), newClient().pub, 'elsewhere'), T0S))).result, 'accepted')
+      // clients have a bucket of their own: the peers' flood does not refuse them
+      await service.broadcast(sealEnvelope(newClient(), bob.pub, 'from a client'), { clientIp: '10.0.0.1' })
+      clock.advance(30_000)
+      assert.equal((await service.accept(fromPeers[2])).result, 'accepted', 'anti-entropy brings it again, and it fits')
+      assert.equal(service.count(bob.pub).count, 4)
+      await service.close()
+    })
+  })
+
   test('keeps the peer\'s sent_at; pushes but does not re-gossip; duplicates, forgeries, future and expired envelopes are not stored', async () => {
     await withTempDir(async (dir) => {
       const clock = fakeClock()
@@ -225,32 +256,52 @@ describe('RelayService.send (legacy)', () => {
 })
 
 describe('signed reads (requireReadAuth)', () => {
-  test('off by default; when on: none 401, bad 403, unlinked 403, stale 400, good 200', async () => {
+  test('off by default; when on: none 401, a nonce spent once, bound to mailbox and endpoint, linked key only', async () => {
     await withTempDir(async (dir) => {
       const open = newService(join(dir, 'open'))
       assert.equal(open.inbox(newClient().pub).count, 0)
+      assert.equal(open.readNonce(newClient().pub, '127.0.0.1').required, false)
+      assert.equal(open.readNonces.size, 0, 'a node that needs no signature keeps no nonce')
       await open.close()
 
       const registry = new FakeRegistry()
       const service = newService(join(dir, 'closed'), { identity: registry, requireReadAuth: true })
       const bob = newClient()
+      const carol = newClient()
       registry.link(bob.edPub, bob.pub)
+      registry.link(carol.edPub, carol.pub)
       await service.broadcast(sealEnvelope(newClient(), bob.pub, 'secret'))
-      const sig = signText(bob, readText(bob.pub, T0S))
+      const proof = (signer: typeof bob, endpoint: 'GET /relay/inbox' | 'GET /relay/inbox/count', pub: string, nonce: string, node = service.readNodeId): { header: string } =>
+        ({ header: inboxAuthHeader(signer.edPub, nonce, signText(signer, inboxReadText(node, endpoint, pub, nonce))) })
+      const fresh = (pub: string): string => service.readNonce(pub, '127.0.0.1').nonce
+
       assert.equal((await failure(() => service.inbox(bob.pub)))?.code, 'UNAUTHORIZED')
       assert.equal((await failure(() => service.count(bob.pub)))?.code, 'UNAUTHORIZED')
-      assert.equal((await failure(() => service.inbox(bob.pub, {}, { ed25519_pub: bob.edPub, ts: String(T0S + 1), sig })))?.code, 'RELAY_FORBIDDEN')
+      assert.match((await failure(() => service.inbox(bob.pub, {}, { legacyQuery: true })))?.message ?? '', /no longer take ed25519_pub, ts and sig in the query.*Kith-Inbox-Auth/)
+
+      const nonce = fresh(bob.pub)
+      const good = proof(bob, 'GET /relay/inbox', bob.pub, nonce)
+      assert.equal(service.inbox(bob.pub, {}, good).count, 1)
+      const replay = await failure(() => service.inbox(bob.pub, {}, good))
+      assert.equal(replay?.code, 'UNAUTHORIZED')
+      assert.match(replay?.message ?? '', /already used/)
+
+      // bound to the endpoint, the mailbox, the node and the signer's link; a forged proof does not spend the nonce
+      const n2 = fresh(bob.pub)
+      assert.equal((await failure(() => service.count(bob.pub, proof(bob, 'GET /relay/inbox', bob.pub, n2))))?.code, 'RELAY_FORBIDDEN')
+      assert.equal((await failure(() => service.inbox(bob.pub, {}, proof(bob, 'GET /relay/inbox', bob.pub, n2, 'another-node'))))?.code, 'RELAY_FORBIDDEN')
+      assert.equal((await failure(() => service.inbox(carol.pub, {}, proof(carol, 'GET /relay/inbox', carol.pub, n2))))?.code, 'RELAY_FORBIDDEN', 'a nonce of another mailbox')
       const mallory = newClient()
-      assert.equal((await failure(() => service.inbox(bob.pub, {}, { ed25519_pub: mallory.edPub, ts: String(T0S), sig: signText(mallory, readText(bob.pub, T0S)) })))?.code, 'RELAY_FORBIDDEN')
-      const stale = await failure(() => service.inbox(bob.pub, {}, { ed25519_pub: bob.edPub, ts: String(T0S - 400), sig: signText(bob, readText(bob.pub, T0S - 400)) }))
-      assert.equal(stale?.code, 'RELAY_STALE_TS')
-      assert.match(stale?.message ?? '', /timestamp/)
-      assert.equal(service.inbox(bob.pub, {}, { ed25519_pub: bob.edPub, ts: String(T0S), sig }).count, 1)
-      assert.equal(service.count(bob.pub, { ed25519_pub: bob.edPub, ts: T0S, sig }).count, 1)
+      assert.equal((await failure(() => service.inbox(bob.pub, {}, proof(mallory, 'GET /relay/inbox', bob.pub, n2))))?.code, 'RELAY_FORBIDDEN', 'not linked')
+      assert.equal(service.count(bob.pub, proof(bob, 'GET /relay/inbox/count', bob.pub, n2)).count, 1)
+
+      assert.equal((await failure(() => service.inbox(bob.pub, {}, { header: 'ed25519_pub=zz, nonce=1, sig=2' })))?.code, 'BAD_REQUEST')
+      assert.equal((await failure(() => service.inbox(bob.pub, {}, proof(bob, 'GET /relay/inbox', bob.pub, 'ab'.repeat(16)))))?.code, 'UNAUTHORIZED', 'a nonce never issued')
       await service.close()
 
       const noResolver = newService(join(dir, 'noresolver'), { requireReadAuth: true })
-      assert.equal((await failure(() => noResolver.count(bob.pub, { ed25519_pub: bob.edPub, ts: T0S, sig })))?.code, 'RELAY_UNAVAILABLE')
+      const n3 = noResolver.readNonce(bob.pub, '127.0.0.1').nonce
+      assert.equal((await failure(() => noResolver.count(bob.pub, proof(bob, 'GET /relay/inbox/count', bob.pub, n3, noResolver.readNodeId))))?.code, 'RELAY_UNAVAILABLE')
       await noResolver.close()
     })
   })
