@@ -30,7 +30,8 @@ export const REPO_ROOT = findRoot()
 export const KITH_BIN = join(REPO_ROOT, 'bin', 'kith')
 const PINNED_NODE_DIR = join(REPO_ROOT, 'node_modules', '.bin')
 
-const READY_TIMEOUT_MS = 20_000
+// A bound on a hung start, not a speed check: a node starts in ~1-2 s on a quiet machine, ~12 s on one shared with other builds
+const READY_TIMEOUT_MS = 60_000
 const STOP_TIMEOUT_MS = 15_000
 const LOG_LINES_KEPT = 400
 
