@@ -43,7 +43,7 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
         504: { description: 'the media sidecar timed out', schema: ErrorSchema },
         507: { description: 'the feed disk quota (--feed-disk-limit-mb) is exhausted', schema: ErrorSchema }
       },
-      handler: async ({ ctx }) => await feed.publish(ctx.request.body)
+      handler: async ({ body }) => await feed.publish(body)
     }),
     route({
       method: 'get',
