@@ -446,6 +446,8 @@ export function wsMessages (schemas: Record<string, JsonSchema>): fc.Arbitrary<{
     { weight: 3, arbitrary: withOp.map((v) => ({ text: JSON.stringify(v) })) },
     { weight: 1, arbitrary: oddValue.map((v) => ({ text: JSON.stringify(v) ?? 'null' })) },
     { weight: 1, arbitrary: fc.constantFrom('{', '', 'null', '[]', '{"op":', '\u0000', '{"op":"ping"} trailing').map((text) => ({ text })) },
-    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((b) => ({ binary: Buffer.from(b) })) }
+    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((b) => ({ binary: Buffer.from(b) })) },
+    // past the message cap (1 MiB by default): the node closes with 1009
+    { weight: 1, arbitrary: fc.constantFrom(300_000, 1_100_000).map((n) => ({ text: JSON.stringify({ op: 'ping', pad: 'x'.repeat(n) }) })) }
   )
 }
