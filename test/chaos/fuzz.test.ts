@@ -1,6 +1,6 @@
 /**
  * Chaos: the edge fuzzer of test/integration/fuzz.test.ts run longer (KITH_FUZZ_RUNS, default
- * 200 requests per operation and four times that over the WebSocket: a few minutes). Same
+ * 200 requests per operation and ten times that over the WebSocket: a few minutes). Same
  * assertions: no 5xx, errors as {"error": string}, no hang, no crash, the node keeps answering.
  */
 import { after, before, describe, test } from 'node:test'

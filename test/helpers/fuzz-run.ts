@@ -175,7 +175,7 @@ async function until (session: WsSession, done: () => boolean, what: string): Pr
 }
 
 /**
- * `runs` generated messages over WebSockets: after each, a ping with a fresh `req` must be
+ * `runs` × 10 generated messages over WebSockets: after each, a ping with a fresh `req` must be
  * answered (or the node must have closed the socket: a new one is opened). Every `error` the
  * node sends is a string and never "internal error"; the node still answers HTTP.
  */
@@ -196,7 +196,7 @@ export async function fuzzWebSocket (node: NodeProcess, settings: FuzzSettings):
         // everything since the last check: a submit_ack may come after the pong
         checkFailures(session, shown)
         await nodeAnswers(node)
-      }), { seed: settings.seed, numRuns: settings.runs * 4, endOnFailure: true })
+      }), { seed: settings.seed, numRuns: settings.runs * 10, endOnFailure: true })
     })
   } finally {
     session.ws.terminate()

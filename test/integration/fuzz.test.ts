@@ -2,8 +2,8 @@
  * Hostile input through the public interface: every operation of the node's own OpenAPI
  * document and every WebSocket operation get generated bad input (test/helpers/fuzz.ts). The
  * node must answer each with a 4xx `{"error": string}` (never a 5xx, never a hang), keep
- * running and keep answering. A bounded run: KITH_FUZZ_RUNS (default 12 requests per operation,
- * four times that over the WebSocket) and KITH_FUZZ_SEED (random; printed on failure) tune it;
+ * running and keep answering. A bounded run: KITH_FUZZ_RUNS (default 20 requests per operation,
+ * ten times that over the WebSocket) and KITH_FUZZ_SEED (random; printed on failure) tune it;
  * `npm run chaos` runs the same longer (test/chaos/fuzz.test.ts).
  */
 import { after, before, describe, test } from 'node:test'
@@ -12,7 +12,7 @@ import { fuzzHttp, fuzzOversized, fuzzSettings, fuzzWebSocket, startFuzzNode } f
 import { http, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
 import { BUILTIN_NAMES } from '../helpers/fuzz.js'
 
-const settings = fuzzSettings(12)
+const settings = fuzzSettings(20)
 
 describe('fuzz: hostile input at the edge', () => {
   let node: NodeProcess
