@@ -29,7 +29,7 @@ const ANSWER_TIMEOUT_MS = 10_000
 const CONFIG_5XX: Readonly<Record<string, readonly number[]>> = { 'GET /api/update-check': [503] }
 
 export interface FuzzSettings {
-  /** generated requests per operation, and WebSocket messages in all */
+  /** generated requests per operation; ten times as many WebSocket messages */
   runs: number
   seed: number
 }

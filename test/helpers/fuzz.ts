@@ -334,7 +334,11 @@ export interface RawAnswer {
 }
 
 function encodeRequest (req: FuzzRequest, host: string): Buffer {
-  const lines = [`${req.method} ${req.target} HTTP/1.1`, `Host: ${host}`, 'Connection: close', ...req.headers.map(([k, v]) => `${k}: ${v}`)]
+  // A body the node may refuse before reading it all goes on a keep-alive connection: asked to
+  // close, node closes as soon as it answered, and the body still arriving makes the kernel
+  // reset the connection, which can drop the answer before the client reads it.
+  const keepAlive = req.body !== undefined && req.framing !== 'length'
+  const lines = [`${req.method} ${req.target} HTTP/1.1`, `Host: ${host}`, ...(keepAlive ? [] : ['Connection: close']), ...req.headers.map(([k, v]) => `${k}: ${v}`)]
   if (req.body === undefined) return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1')
   if (req.framing === 'chunked') {
     lines.push('Transfer-Encoding: chunked')
