@@ -1,13 +1,13 @@
 /**
  * Chaos: the edge fuzzer of test/integration/fuzz.test.ts run longer (KITH_FUZZ_RUNS, default
- * 200 requests per operation and ten times that over the WebSocket: a few minutes). Same
+ * 400 requests per operation and ten times that over the WebSocket: about three minutes). Same
  * assertions: no 5xx, errors as {"error": string}, no hang, no crash, the node keeps answering.
  */
 import { after, before, describe, test } from 'node:test'
 import { fuzzHttp, fuzzOversized, fuzzSettings, fuzzWebSocket, startFuzzNode } from '../helpers/fuzz-run.js'
 import { stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
 
-const settings = fuzzSettings(200)
+const settings = fuzzSettings(400)
 
 describe('chaos: fuzzing the edge at length', () => {
   let node: NodeProcess
