@@ -15,9 +15,11 @@ declare module 'koa' {
  * larger bodies get 413 before they are buffered whole.
  */
 export function jsonBody (defaultMaxBytes: number, capByPath: Readonly<Record<string, number>> = {}) {
+  // a Map: the request's path must not find Object's own members
+  const caps = new Map(Object.entries(capByPath))
   return async function readJsonBody (ctx: Context, next: Next): Promise<void> {
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return await next()
-    const maxBytes = capByPath[ctx.path] ?? defaultMaxBytes
+    const maxBytes = caps.get(ctx.path) ?? defaultMaxBytes
     const declared = Number(ctx.get('content-length') || 0)
     if (declared > maxBytes) throw new KithError('BODY_TOO_LARGE', `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`)
     const body = await readBody(ctx.req, maxBytes)

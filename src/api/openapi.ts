@@ -23,7 +23,7 @@ export function openApiDocument (routes: readonly AnyRoute[], schemas: Record<st
       ...(r.params !== undefined || r.query !== undefined
         ? { requestParams: { ...(r.params !== undefined ? { path: r.params } : {}), ...(r.query !== undefined ? { query: r.query } : {}) } }
         : {}),
-      ...(r.body !== undefined ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
+      ...(r.body !== undefined ? { requestBody: { required: !r.body.safeParse(undefined).success, content: { 'application/json': { schema: r.body } } } } : {}),
       ...(r.write === true ? { security: [{}, { bearer: [] }] } : {}),
       responses
     }

@@ -6,13 +6,15 @@
  * can act: optional middleware is mounted only when enabled, and routes with a fixed path are
  * found by one map lookup before the router, whose matching tests every route's pattern in turn.
  */
-import { createServer, type Server, type ServerOptions } from 'node:http'
+import { createServer, STATUS_CODES, type Server, type ServerOptions } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Duplex } from 'node:stream'
 import Koa, { type Context } from 'koa'
 import Router from '@koa/router'
 import type { Logger } from 'pino'
 import type { EnvSettings } from '../node/config.js'
 import type { KithNode } from '../node/index.js'
+import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 import { errorAnswer, errorMiddleware } from './errors.js'
 import { jsonBody, privateMode, rateLimit, RateLimiter, requireBearer, tokenMatches, type AccessOptions } from './middleware.js'
@@ -103,6 +105,7 @@ export function createApi (opts: ApiOptions): ApiServer {
 
   const server = createServer(slowClientTimeouts(opts.env), app.callback())
   server.keepAliveTimeout = opts.env.keepAliveTimeoutMs
+  server.on('clientError', answerClientError)
   gateway?.attach(server)
   return {
     server,
@@ -147,6 +150,26 @@ function slowClientTimeouts (env: EnvSettings): ServerOptions {
   }
 }
 
+/**
+ * Requests node's HTTP parser refuses before any route sees them (a malformed request line or
+ * header, conflicting framing, a head too large, a timeout) answered as every other error is,
+ * `{"error": "..."}`, with the statuses node itself would give; a socket already answered on is
+ * only closed.
+ */
+function answerClientError (err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || (socket as Duplex & { bytesWritten?: number }).bytesWritten !== 0) {
+    socket.destroy()
+    return
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408
+      : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413
+        : 400
+  const error = status === 431 ? 'request head too large' : status === 408 ? 'request not received in time' : status === 413 ? 'chunk extensions too large' : 'malformed HTTP request'
+  const body = JSON.stringify({ error })
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
+}
+
 /** The gateway over this node and mailbox: submit_tx takes the POST /api/tx path, failures the same error map. */
 function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: AccessOptions, log: Logger): RealtimeGateway {
   const { node } = opts
@@ -175,21 +198,36 @@ function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: Acce
 }
 
 /**
- * The Koa handler of one declared route: access check, parameter and query validation, the
- * handler, its result as the body. Not an async function: every request passes here, and a
- * synchronous handler's result needs no promise. A throw before the handler's promise becomes a
- * rejection in koa-compose, which calls every middleware inside try/catch.
+ * The Koa handler of one declared route: access check, then the path parameters, the query and
+ * the body each parsed with the schema the route declares (the same that the OpenAPI document
+ * shows), so a handler only ever sees validated values; then the handler, its result as the body.
+ * A route that declares no body schema gets no body: whatever JSON came is ignored, not refused
+ * (a client's `{}` on POST /feed/post/{id}/view is harmless). Unknown members of a body object
+ * are dropped, as unknown members of transaction payloads are (decisions.md): a newer client's
+ * extra fields do not fail an older node.
+ *
+ * Not an async function: every request passes here, and a synchronous handler's result needs no
+ * promise. A throw before the handler's promise becomes a rejection in koa-compose, which calls
+ * every middleware inside try/catch.
  */
 export function routeHandler (r: AnyRoute, access: AccessOptions): (ctx: Context) => Promise<void> | undefined {
   const answer = (ctx: Context, result: unknown): void => {
     if (ctx.respond !== false && (ctx.body === undefined || ctx.body === null)) ctx.body = result
   }
+  const bodySchema = r.body
+  const bodyOptional = bodySchema?.safeParse(undefined).success === true
   return (ctx) => {
     ctx.state.route = r.path
     if (r.write === true) requireBearer(ctx, access)
     const params = r.params !== undefined ? parseOrThrow(r.params, ctx.params) : undefined
     const query = r.query !== undefined ? parseOrThrow(r.query, Object.fromEntries(new URLSearchParams(ctx.querystring))) : undefined
-    const result = r.handler({ params, query, body: ctx.request.body, ctx })
+    let body: unknown
+    if (bodySchema !== undefined) {
+      const raw = ctx.request.body
+      if (raw === undefined && !bodyOptional) throw new KithError('BAD_REQUEST', 'request body: required: send a JSON object')
+      body = parseOrThrow(bodySchema, raw)
+    }
+    const result = r.handler({ params, query, body, ctx })
     if (result instanceof Promise) return result.then((value) => answer(ctx, value))
     answer(ctx, result)
   }

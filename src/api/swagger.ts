@@ -11,12 +11,13 @@ import { z } from 'zod'
 import { KithError } from '../errors.js'
 import { route, type AnyRoute } from './route.js'
 
-const ASSETS: Record<string, string> = {
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
-  'swagger-ui-standalone-preset.js': 'text/javascript; charset=utf-8',
-  'favicon-32x32.png': 'image/png'
-}
+/** The page's files by name: a Map, so a request for `constructor` or `__proto__` finds nothing (404), not Object's own members. */
+const ASSETS = new Map([
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+  ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
+  ['swagger-ui-standalone-preset.js', 'text/javascript; charset=utf-8'],
+  ['favicon-32x32.png', 'image/png']
+])
 
 const AssetParams = z.object({ file: z.string().max(64) })
 
@@ -83,7 +84,7 @@ export function swaggerRoutes (openApi: () => object): AnyRoute[] {
       params: AssetParams,
       responses: { 200: { description: 'the file', contentType: 'application/octet-stream' }, 404: { description: 'not one of the page\'s files' } },
       handler: ({ params, ctx }) => {
-        const type = ASSETS[params.file]
+        const type = ASSETS.get(params.file)
         if (type === undefined) throw new KithError('NOT_FOUND', `no asset ${params.file}`)
         let bytes = cache.get(params.file)
         if (bytes === undefined) {

@@ -187,8 +187,13 @@ export class KithNode {
 
   // ---- write path ----
 
+  /** A transaction as it came (the WebSocket's submit_tx): checked against TransactionSchema, then submitted. */
   async submitTx (raw: unknown): Promise<SubmitResult> {
-    const tx = parseOrThrow(TransactionSchema, raw, 'TX_MALFORMED')
+    return await this.submitParsedTx(parseOrThrow(TransactionSchema, raw, 'TX_MALFORMED'))
+  }
+
+  /** A transaction already parsed with TransactionSchema (POST /api/tx parses it at the edge). */
+  async submitParsedTx (tx: Transaction): Promise<SubmitResult> {
     const known = this.mempool.get(tx.id) ?? this.store.getTx(tx.id)?.tx
     if (known !== undefined) {
       // A byte-identical resubmission (a client retry) is answered as the first one was.

@@ -93,6 +93,8 @@ export class RealtimeGateway {
     }
     // no compression: a deflate context costs ~300 KiB per socket, and events are small
     this.wss = new WebSocketServer({ noServer: true, maxPayload: opts.limits.maxMessageBytes, perMessageDeflate: false, clientTracking: false })
+    // a malformed handshake (wrong Upgrade, key or version) is refused with the usual JSON error, not ws's text/html
+    this.wss.on('wsClientError', (err: Error, socket: Duplex) => { refuseUpgrade(socket, err.message === 'Invalid HTTP method' ? 405 : 400, `WebSocket handshake refused: ${err.message}`) })
     this.listen(opts.chain.events, 'block', (summary: BlockSummary, txs: Transaction[]) => {
       this.hub.publish([TopicKeys.blocks], () => blockFrame(summary, now()))
       for (const tx of txs) this.hub.publish(txKeys(tx), () => txFrame(tx, summary.height))

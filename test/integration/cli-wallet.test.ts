@@ -262,6 +262,10 @@ describe('cli wallet', () => {
     const bad = await kith(['contract', 'call', 'username_registry', 'nope', '--key', 'alice'], env)
     assert.match(bad.stderr, /username_registry \([0-9a-f]{40}\) has no method nope; it has .*register/)
     assert.match((await kith(['contract', 'call', 'no_such_thing', 'x'], env)).stderr, /neither a contract id .* nor the ABI name of a well-known contract/)
+    // names Object.prototype has are no well-known contracts either
+    for (const name of ['constructor', 'toString']) {
+      assert.match((await kith(['contract', 'state', name, 'k'], env)).stderr, /neither a contract id .* nor the ABI name of a well-known contract/, name)
+    }
     assert.match((await kith(['contract', 'call', 'username_registry', 'register', '{"a":1}', '--key', 'alice'], env)).stderr, /must be a JSON array/)
   })
 

@@ -321,6 +321,11 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     await search(newAccount().pub, 'search')
     assert.equal(await page.locator('[data-state="not-found"]').count(), 1, 'a key with no trace on the chain')
     await shoot(page, 'search-not-found', 'phone')
+    // names Object.prototype has are no pages either
+    for (const name of ['constructor', 'toString', '__proto__']) {
+      await open(page, `${node.url}/`, `/${name}`, 'unknown')
+      assert.match(await mainText(page), /No such page/, name)
+    }
     await context.close()
     assert.deepEqual(refused, [])
   })

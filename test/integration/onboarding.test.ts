@@ -29,6 +29,26 @@ describe('onboarding', () => {
   test('a new key gets just enough to register, once per key and per IP', async () => {
     const { node, dir } = await nodeWithFaucet(1_000_000, { enabled: true, amount_ut: 20_000, per_ip_interval_s: 3600, per_key_interval_s: 86_400 })
     dirs.push(dir)
+    // bad bodies are refused at the edge (400 naming what is wrong), before any claim is counted
+    const badBodies: Array<{ body?: unknown, rawBody?: string, names: RegExp }> = [
+      { body: {}, names: /pub_key/ },
+      { body: { pub_key: 5 }, names: /pub_key/ },
+      { body: { pub_key: null }, names: /pub_key/ },
+      { body: { pub_key: 'a'.repeat(129) }, names: /pub_key/ },
+      { body: { pub_key: '' }, names: /pub_key/ },
+      { body: [], names: /object/ },
+      { body: null, names: /object/ },
+      { body: 'pub_key', names: /object/ },
+      { rawBody: '', names: /request body/ },
+      { rawBody: '{"pub_key":', names: /JSON/ },
+      { rawBody: '{"__proto__": {"pub_key": "x"}}', names: /pub_key/ },
+      { rawBody: '{"constructor": "x"}', names: /pub_key/ }
+    ]
+    for (const bad of badBodies) {
+      const res = await http(node.url, 'POST', '/api/onboarding/claim', bad)
+      assert.equal(res.status, 400, `${JSON.stringify(bad)}: ${res.text}`)
+      assert.match((res.json as { error: string }).error, bad.names, JSON.stringify(bad))
+    }
     const user = newAccount()
     const claim = await http(node.url, 'POST', '/api/onboarding/claim', { body: { pub_key: user.address } })
     assert.equal(claim.status, 200, claim.text)

@@ -41,8 +41,7 @@ export function chainRoutes (node: KithNode, nodeId: string): AnyRoute[] {
         429: { description: 'rate limited', schema: ErrorSchema },
         503: { description: 'mempool full', schema: ErrorSchema }
       },
-      // The node validates with the same schema, so the raw body goes straight through.
-      handler: async ({ ctx }) => await node.submitTx(ctx.request.body)
+      handler: async ({ body }) => await node.submitParsedTx(body)
     }),
     route({
       method: 'get',

@@ -34,7 +34,9 @@ function asText (bytes: Buffer): string | undefined {
 /** A contract id, or the ABI name of a well-known contract. */
 async function contractId (ctx: Context, name: string): Promise<string> {
   if (CONTRACT_ID_RE.test(name)) return name
-  const known = (await ctx.api(async (c) => await c.wellKnownContracts())).contracts[name]
+  const { contracts } = await ctx.api(async (c) => await c.wellKnownContracts())
+  // own members only: `constructor` or `toString` is not a contract the node listed
+  const known = Object.hasOwn(contracts, name) ? contracts[name] : undefined
   if (known === undefined) throw new CliError('UNKNOWN_CONTRACT', `"${name}" is neither a contract id (40 hex) nor the ABI name of a well-known contract on ${ctx.nodeUrl}; \`kith contract list\` shows them`)
   return known.contract_id
 }

@@ -45,7 +45,8 @@ async function show (): Promise<void> {
   const [name = '', ...args] = location.hash.replace(/^#\/?/, '').split('/').map((part) => {
     try { return decodeURIComponent(part) } catch { return part }
   })
-  const page = PAGES[name]
+  // own members only: #/constructor or #/toString is no page
+  const page = Object.hasOwn(PAGES, name) ? PAGES[name] : undefined
   const view: View = { main, current: () => seq === shown, live, now: Date.now }
   main.setAttribute('data-page', page !== undefined ? (name === '' ? 'home' : name) : 'unknown')
   main.setAttribute('aria-busy', 'true')

@@ -1,0 +1,52 @@
+/**
+ * Hostile input through the public interface: every operation of the node's own OpenAPI
+ * document and every WebSocket operation get generated bad input (test/helpers/fuzz.ts). The
+ * node must answer each with a 4xx `{"error": string}` (never a 5xx, never a hang), keep
+ * running and keep answering. A bounded run: KITH_FUZZ_RUNS (default 20 requests per operation,
+ * ten times that over the WebSocket) and KITH_FUZZ_SEED (random; printed on failure) tune it;
+ * `npm run chaos` runs the same longer (test/chaos/fuzz.test.ts).
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { fuzzHttp, fuzzOversized, fuzzSettings, fuzzWebSocket, startFuzzNode } from '../helpers/fuzz-run.js'
+import { http, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
+import { BUILTIN_NAMES } from '../helpers/fuzz.js'
+
+const settings = fuzzSettings(20)
+
+describe('fuzz: hostile input at the edge', () => {
+  let node: NodeProcess
+  before(async () => {
+    node = await startFuzzNode()
+    console.log(`fuzz seed ${settings.seed}, ${settings.runs} runs (KITH_FUZZ_SEED=${settings.seed} replays)`)
+  })
+  after(async () => { await stopAllNodes() })
+
+  test('built-in property names are plain unknown names: 404 for assets, 400 for ids, never 500', async () => {
+    for (const name of BUILTIN_NAMES) {
+      for (const path of [`/swagger/assets/${name}`, `/explorer/${name}`]) {
+        const res = await http(node.url, 'GET', path)
+        assert.equal(res.status, 404, `${path}: ${res.text}`)
+        assert.deepEqual(Object.keys(res.json as object), ['error'], path)
+      }
+    }
+    const known = await http(node.url, 'GET', '/swagger/assets/swagger-ui.css')
+    assert.equal(known.status, 200, 'a real asset is still served')
+    // a body cap looked up by path must not find Object's members either
+    const proto = await http(node.url, 'POST', '/__proto__', { body: {} })
+    assert.equal(proto.status, 404, proto.text)
+  })
+
+  test('every HTTP operation: no 5xx, errors as {"error": string}, no hang, the node keeps answering', async () => {
+    const sent = await fuzzHttp(node, settings)
+    console.log(`fuzz: ${sent} requests`)
+  })
+
+  test('bodies far over the cap are refused 413 on every operation that takes one', async () => {
+    await fuzzOversized(node)
+  })
+
+  test('every WebSocket operation: answered or closed, failures 4xx, the node keeps answering', async () => {
+    await fuzzWebSocket(node, settings)
+  })
+})
