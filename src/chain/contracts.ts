@@ -29,6 +29,8 @@ export interface ContractRecord {
   code_hash: string
   code_size: number
   methods: string[]
+  /** gas every call pays before any code runs: instantiating the module (PreparedModule.callBaseGas) */
+  call_base_gas: number
   /** order of deployment, from 1 */
   seq: number
 }
@@ -175,6 +177,7 @@ export function installContract (state: Pick<StateOverlay, 'get' | 'set'>, input
     code_hash: input.prepared.codeHash,
     code_size: input.prepared.code.length,
     methods: input.prepared.methods,
+    call_base_gas: input.prepared.callBaseGas,
     seq
   }
   state.set(ContractKeys.contract(input.id), asState(record))

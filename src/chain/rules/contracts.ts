@@ -149,6 +149,7 @@ export const callContractRule = defineRule({
     const outcome = undecidedIfThrown('the call', () => executor.call({
       code,
       codeHash: contract.code_hash,
+      callBaseGas: contract.call_base_gas,
       method: payload.method,
       argsJson: payload.args_json,
       caller: tx.from,

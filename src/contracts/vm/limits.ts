@@ -9,6 +9,20 @@ export const MAX_GAS_LIMIT = 10_000_000
 export const MAX_MODULE_BYTES = 128 * 1024
 /** A module's memory must declare a maximum of at most this many 64 KiB pages (1 MiB). */
 export const MAX_MEMORY_PAGES = 16
+/**
+ * Caps on what instantiating a module costs, checked at deploy: every call instantiates the
+ * module afresh, so these bound the work a call does before its first instruction (it is billed
+ * per call too: GAS.instantiation).
+ */
+export const MAX_TABLES = 1
+/** Entries of the table, initial and declared maximum (AssemblyScript needs one per function referenced indirectly). */
+export const MAX_TABLE_ENTRIES = 1024
+export const MAX_ELEMENT_SEGMENTS = 16
+export const MAX_GLOBALS = 128
+export const MAX_EXPORTS = 128
+export const MAX_DATA_SEGMENTS = 256
+/** Bytes of all data segments together (copied into the fresh memory at every call). */
+export const MAX_DATA_BYTES = 64 * 1024
 /** Most functions a module may define (imports not counted). */
 export const MAX_FUNCTIONS = 1024
 /** Most locals (params + vars) of one function: bounds a frame, so the depth cap bounds the stack. */
@@ -38,8 +52,23 @@ export const DEFAULT_WALL_CLOCK_MS = 2000
  * fixed cost plus a cost per byte they move.
  */
 export const GAS = {
-  /** Every call, before any code runs: instantiation of a fresh instance. */
+  /**
+   * Every call, before any code runs: a fresh instance of an empty module. What the module
+   * declares costs more (GAS.instantiation), computed once at deploy (PreparedModule.callBaseGas).
+   */
   callBase: 10_000,
+  /** Per unit of what a module declares, paid by every call on top of callBase (measured: docs/contracts.md). */
+  instantiation: {
+    /** initial memory page: the same as a page grown later */
+    memoryPage: 8192,
+    tableEntry: 100,
+    elementEntry: 100,
+    global: 500,
+    /** an export becomes a JS function or object of the fresh instance */
+    export: 2000,
+    dataSegment: 500,
+    dataByte: 4
+  },
   /** Entry of any wasm function, on top of the body's node count: the depth check. */
   functionEntry: 4,
   /** memory.copy / memory.fill: one gas per this many bytes (rounded up). */

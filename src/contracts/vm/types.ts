@@ -7,12 +7,20 @@ export interface PreparedModule {
   codeHash: string
   /** Callable exports (functions without parameters), sorted. */
   methods: string[]
+  /**
+   * Gas every call pays before any code runs: instantiating a fresh instance of this module
+   * (GAS.callBase plus GAS.instantiation per page, table entry, global, export and data byte it
+   * declares). Computed at deploy; part of consensus.
+   */
+  callBaseGas: number
 }
 
 export interface CallInput {
   /** A PreparedModule's code; compiled modules are cached by codeHash. */
   code: Uint8Array
   codeHash: string
+  /** The PreparedModule's callBaseGas (at least GAS.callBase). */
+  callBaseGas: number
   method: string
   /** '' or the text of a JSON array (the node has checked that it parses as one). */
   argsJson: string
