@@ -21,6 +21,9 @@ export type ErrorCode =
   | 'MEMPOOL_FULL'
   | 'NODE_BUSY'
   | 'TX_BLOCK_FULL'
+  // contract deploys (docs/contracts.md)
+  | 'CONTRACT_DEPLOY_BUSY'
+  | 'CONTRACT_DEPLOY_REFUSALS'
   // relay mailbox (docs/relay.md)
   | 'RELAY_FORBIDDEN'
   | 'RELAY_STALE_TS'

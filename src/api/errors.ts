@@ -24,6 +24,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   MEMPOOL_FULL: 503,
   NODE_BUSY: 503,
   TX_BLOCK_FULL: 503,
+  CONTRACT_DEPLOY_BUSY: 429,
+  CONTRACT_DEPLOY_REFUSALS: 429,
   RELAY_FORBIDDEN: 403,
   RELAY_STALE_TS: 400,
   RELAY_MAILBOX_FULL: 429,
@@ -80,7 +82,8 @@ export function errorMiddleware (log: Logger) {
  */
 export function errorAnswer (err: unknown, log: Logger, context: Record<string, unknown> = {}): { status: number, error: string, retryAfter: boolean } {
   if (err instanceof KithError) {
-    const retryAfter = err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY'
+    const retryAfter = err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY' ||
+      err.code === 'CONTRACT_DEPLOY_BUSY' || err.code === 'CONTRACT_DEPLOY_REFUSALS'
     return { status: STATUS_BY_CODE[err.code], error: err.message, retryAfter }
   }
   log.error({ err, ...context }, 'request failed')

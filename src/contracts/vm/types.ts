@@ -52,6 +52,8 @@ export type CallOutcome =
 export interface ContractVm {
   /** Validates and instruments a module; throws KithError('TX_INVALID') when it is refused. */
   prepare: (wasm: Uint8Array) => PreparedModule
+  /** The same, off the caller's thread where the VM has one (the worker VM): for admission, which must not hold the event loop. */
+  prepareAsync: (wasm: Uint8Array) => Promise<PreparedModule>
   /** Runs one call; throws VmGuardError when this node cannot decide it (never a consensus result). */
   call: (input: CallInput, storage: StorageView) => CallOutcome
   close: () => Promise<void>
