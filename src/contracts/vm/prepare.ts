@@ -207,14 +207,16 @@ function instrument (binaryen: BinaryenApi, module: Binaryen.Module): void {
   const chargeBytes = freshName(functionTaken, 'kith$charge_bytes')
   const chargePages = freshName(functionTaken, 'kith$charge_pages')
   const size = module.local.get(0, binaryen.i32)
+  // each has a fixed part: the operation is a call out of the compiled code, whatever its size
   module.addFunction(chargeBytes, binaryen.i32, binaryen.i32, [], module.block(null, [
-    chargeBy(module.i64.div_u(
+    chargeBy(module.i64.add(module.i64.const(BigInt(GAS.memoryOp)), module.i64.div_u(
       module.i64.add(module.i64.extend_u(size), module.i64.const(BigInt(GAS.memoryBytesPerGas - 1))),
-      module.i64.const(BigInt(GAS.memoryBytesPerGas)))),
+      module.i64.const(BigInt(GAS.memoryBytesPerGas))))),
     module.local.get(0, binaryen.i32)
   ], binaryen.i32))
   module.addFunction(chargePages, binaryen.i32, binaryen.i32, [], module.block(null, [
-    chargeBy(module.i64.mul(module.i64.extend_u(module.local.get(0, binaryen.i32)), module.i64.const(BigInt(GAS.memoryGrowPage)))),
+    chargeBy(module.i64.add(module.i64.const(BigInt(GAS.memoryGrow)),
+      module.i64.mul(module.i64.extend_u(module.local.get(0, binaryen.i32)), module.i64.const(BigInt(GAS.memoryGrowPage))))),
     module.local.get(0, binaryen.i32)
   ], binaryen.i32))
 
