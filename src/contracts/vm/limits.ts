@@ -76,11 +76,11 @@ export const GAS = {
   /** ... plus one gas per this many bytes (rounded up). */
   memoryBytesPerGas: 8,
   /** memory.grow: a fixed cost (a call into the engine: `memory.grow(0)` took ~170 ns, so a loop of it ran 1.7 s on 10,000,000 gas when it was charged nothing) ... */
-  memoryGrow: 200,
+  memoryGrow: 2000,
   /** ... plus per page requested (a page is 65,536 zeroed bytes). */
   memoryGrowPage: 8192,
   /** Host functions: fixed cost of each import call (~300 ns measured for `balance`), and per byte moved across the boundary. */
-  hostCall: 200,
+  hostCall: 400,
   hostByte: 1,
   /**
    * A read the call has not made before crosses from the VM's thread to the main thread and back
