@@ -7,8 +7,8 @@ import type { ContractExecutor, PreparedContract } from '../chain/index.js'
 import { KithError } from '../errors.js'
 import { createInlineVm, createWorkerVm, type ContractVm } from './vm/index.js'
 import {
-  DEFAULT_WALL_CLOCK_MS, MAX_CALL_DEPTH, MAX_FUNCTIONS, MAX_KEY_BYTES, MAX_LOG_BYTES, MAX_LOGS, MAX_MEMORY_PAGES, MAX_MODULE_BYTES, MAX_RETURN_BYTES,
-  MAX_TRANSFERS, MAX_VALUE_BYTES
+  DEFAULT_WALL_CLOCK_MS, MAX_CALL_DEPTH, MAX_DATA_BYTES, MAX_DATA_SEGMENTS, MAX_ELEMENT_SEGMENTS, MAX_EXPORTS, MAX_FUNCTIONS, MAX_GLOBALS, MAX_KEY_BYTES,
+  MAX_LOG_BYTES, MAX_LOGS, MAX_MEMORY_PAGES, MAX_MODULE_BYTES, MAX_RETURN_BYTES, MAX_TABLE_ENTRIES, MAX_TABLES, MAX_TRANSFERS, MAX_VALUE_BYTES
 } from './vm/index.js'
 
 export { createInlineVm, createWorkerVm, VmGuardError, type ContractVm } from './vm/index.js'
@@ -18,6 +18,13 @@ export * from './wellknown.js'
 export const VM_LIMITS = {
   max_module_bytes: MAX_MODULE_BYTES,
   max_memory_pages: MAX_MEMORY_PAGES,
+  max_tables: MAX_TABLES,
+  max_table_entries: MAX_TABLE_ENTRIES,
+  max_element_segments: MAX_ELEMENT_SEGMENTS,
+  max_globals: MAX_GLOBALS,
+  max_exports: MAX_EXPORTS,
+  max_data_segments: MAX_DATA_SEGMENTS,
+  max_data_bytes: MAX_DATA_BYTES,
   max_functions: MAX_FUNCTIONS,
   max_call_depth: MAX_CALL_DEPTH,
   max_key_bytes: MAX_KEY_BYTES,
