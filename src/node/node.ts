@@ -17,7 +17,7 @@ import {
 import { fromBase64, sign, toBase64, toHex, type KeyPair, type VerifyPool } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import { Mempool, type MempoolOptions } from '../mempool/index.js'
-import { genesisContracts, startContractEngine, type ContractEngine } from '../contracts/index.js'
+import { genesisContracts, startContractEngine, type ContractEngine, type DeployStats } from '../contracts/index.js'
 import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock, type StoredTx } from '../storage/index.js'
 import { parseOrThrow } from '../validation.js'
 import { ConsensusDriver } from './consensus-driver.js'
@@ -278,6 +278,11 @@ export class KithNode {
 
   totalTxs (): number {
     return numberAt(this.store.get(StateKeys.totalTxs))
+  }
+
+  /** Deploy admission counters of the contract engine (for /metrics). */
+  contractDeployStats (): DeployStats {
+    return { ...this.contracts.deployStats }
   }
 
   mempoolSize (): number {

@@ -66,7 +66,17 @@ describe('hostile contracts over HTTP', () => {
     assert.ok((await get<{ height: number }>('/api/netstats')).height >= 0, 'the node still answers')
   })
 
+  /** kith_contract_deploy_checks{result} from /metrics */
+  async function deployChecks (result: string): Promise<number> {
+    const res = await http(node.url, 'GET', '/metrics')
+    assert.equal(res.status, 200, res.text)
+    const line = res.text.split('\n').find((l) => l.startsWith(`kith_contract_deploy_checks{result="${result}"} `))
+    assert.ok(line !== undefined, `kith_contract_deploy_checks{result="${result}"} in /metrics`)
+    return Number(line.split(' ')[1])
+  }
+
   test('a refused module sent again is answered from the refusal cache, without validating it again', async () => {
+    const [refusedBefore, cachedBefore] = [await deployChecks('refused'), await deployChecks('refused_cached')]
     const wasm = wat(`(module (table ${MAX_TABLE_ENTRIES + 7} funcref) ${ok})`)
     const first = await submit(deployContract(alice, wasm, 'again', { version: '1' }))
     assert.equal(first.status, 400)
@@ -74,6 +84,7 @@ describe('hostile contracts over HTTP', () => {
     const second = await submit(deployContract(alice, wasm, 'again', { version: '2' }))
     assert.equal(second.status, 400)
     assert.match(second.error, /table entries: 1031, more than 1024 \(this code was refused before\)/)
+    assert.deepEqual([await deployChecks('refused'), await deployChecks('refused_cached')], [refusedBefore + 1, cachedBefore + 1], 'validated once, answered once from the cache')
   })
 
   test(`a sender refused ${MAX_REFUSALS_PER_SENDER} times is turned away with 429 before validation; others are not`, async () => {
