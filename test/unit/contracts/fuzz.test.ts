@@ -38,14 +38,11 @@ test(`instrumented and plain runs of ${RUNS} random modules agree until gas runs
       assert.fail(`prepare refused a valid module, ${where}\n${(err as Error).message}`)
     }
     const plain = runPlain(wasm)
-    const full = comparable(invoke(vm, prepared, new MapStorage(), 'run', { gasLimit: MAX_GAS_LIMIT }))
-    assert.deepEqual(full, plain, `with the largest gas limit, ${where}`)
-    if (plain.ok) tally.ok++
-    else tally.trap++
-    // less gas: the same outcome, or out of gas at exactly the limit
+    // the largest gas limit, then less: the plain run's outcome, or out of gas at exactly the limit
+    // (a module may need more than the largest limit: calls fan out, each with its own loops)
     const r = rng(seed)
-    for (let i = 0; i < 3; i++) {
-      const limit = prepared.callBaseGas + Math.floor(r() * 20_000)
+    const limits = [MAX_GAS_LIMIT, ...Array.from({ length: 3 }, () => prepared.callBaseGas + Math.floor(r() * 20_000))]
+    for (const limit of limits) {
       const out = invoke(vm, prepared, new MapStorage(), 'run', { gasLimit: limit })
       if (!out.ok && out.error === 'out of gas') {
         assert.equal(out.gasUsed, limit, where)
@@ -53,6 +50,8 @@ test(`instrumented and plain runs of ${RUNS} random modules agree until gas runs
       } else {
         assert.deepEqual(comparable(out), plain, `with gas limit ${limit}, ${where}`)
         assert.ok(out.gasUsed <= limit, where)
+        if (plain.ok) tally.ok++
+        else tally.trap++
       }
     }
   }
