@@ -53,7 +53,7 @@ function registerRate (vm: ContractVm, seconds: number): number {
   const end = performance.now() + seconds * 1000
   let n = 0
   while (performance.now() < end) {
-    const out = vm.call({ code: prepared.code, codeHash: prepared.codeHash, method: 'register', argsJson: `["user_${n}"]`, caller: 'a'.repeat(64), contractId: 'username_registry', amount: 10_000, balance: 10_000, gasLimit: 1_000_000, blockHeight: 1 }, empty)
+    const out = vm.call({ code: prepared.code, codeHash: prepared.codeHash, callBaseGas: prepared.callBaseGas, method: 'register', argsJson: `["user_${n}"]`, caller: 'a'.repeat(64), contractId: 'username_registry', amount: 10_000, balance: 10_000, gasLimit: 1_000_000, blockHeight: 1 }, empty)
     if (!out.ok) throw new Error(`register failed: ${out.error}`)
     n++
   }
@@ -66,7 +66,7 @@ export async function runContractsBench (log: (line: string) => void = console.e
   const vm = await createInlineVm()
   const prepared = vm.prepare(wasm)
   const storage: StorageView = { get: () => undefined }
-  const meteredCall = (n: number) => vm.call({ code: prepared.code, codeHash: prepared.codeHash, method: 'work', argsJson: `[${n}]`, caller: 'a'.repeat(64), contractId: 'bench', amount: 0, balance: 0, gasLimit: MAX_GAS_LIMIT, blockHeight: 1 }, storage)
+  const meteredCall = (n: number) => vm.call({ code: prepared.code, codeHash: prepared.codeHash, callBaseGas: prepared.callBaseGas, method: 'work', argsJson: `[${n}]`, caller: 'a'.repeat(64), contractId: 'bench', amount: 0, balance: 0, gasLimit: MAX_GAS_LIMIT, blockHeight: 1 }, storage)
   // The most iterations that fit in the largest gas limit, from the gas of a small run.
   const small = meteredCall(1000)
   const large = meteredCall(2000)

@@ -23,6 +23,9 @@ export type ErrorCode =
   | 'TX_BLOCK_FULL'
   // identity registry (docs/protocol.md § 14)
   | 'IDENTITY_KEY_TAKEN'
+  // contract deploys (docs/contracts.md)
+  | 'CONTRACT_DEPLOY_BUSY'
+  | 'CONTRACT_DEPLOY_REFUSALS'
   // relay mailbox (docs/relay.md)
   | 'RELAY_FORBIDDEN'
   | 'RELAY_STALE_TS'

@@ -25,6 +25,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   NODE_BUSY: 503,
   TX_BLOCK_FULL: 503,
   IDENTITY_KEY_TAKEN: 400,
+  CONTRACT_DEPLOY_BUSY: 429,
+  CONTRACT_DEPLOY_REFUSALS: 429,
   RELAY_FORBIDDEN: 403,
   RELAY_STALE_TS: 400,
   RELAY_MAILBOX_FULL: 429,
@@ -86,6 +88,13 @@ function retryAfterSeconds (err: unknown): number {
   return typeof seconds === 'number' && seconds >= 1 ? Math.ceil(seconds) : 1
 }
 
+/** Refusals that pass with time: their answers carry Retry-After (`details.retryAfterSeconds`, else 1 s). */
+const RETRY_AFTER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'RATE_LIMITED', 'MEMPOOL_FULL', 'NODE_BUSY', 'MEDIA_BUSY',
+  'RELAY_CLIENT_QUOTA', 'RELAY_RECIPIENT_BUSY', 'RELAY_READ_NONCE_LIMIT',
+  'CONTRACT_DEPLOY_BUSY', 'CONTRACT_DEPLOY_REFUSALS'
+])
+
 /**
  * The status and `error` text of a failure, for HTTP answers and for the WebSocket's
  * `submit_ack` and `error` messages alike. Anything but a KithError is a 500 whose detail is
@@ -93,8 +102,7 @@ function retryAfterSeconds (err: unknown): number {
  */
 export function errorAnswer (err: unknown, log: Logger, context: Record<string, unknown> = {}): { status: number, error: string, retryAfter: boolean } {
   if (err instanceof KithError) {
-    const retryAfter = err.code === 'RATE_LIMITED' || err.code === 'MEMPOOL_FULL' || err.code === 'NODE_BUSY' || err.code === 'MEDIA_BUSY' ||
-      err.code === 'RELAY_CLIENT_QUOTA' || err.code === 'RELAY_RECIPIENT_BUSY' || err.code === 'RELAY_READ_NONCE_LIMIT'
+    const retryAfter = RETRY_AFTER_CODES.has(err.code)
     return { status: STATUS_BY_CODE[err.code], error: err.message, retryAfter }
   }
   log.error({ err, ...context }, 'request failed')

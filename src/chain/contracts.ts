@@ -29,6 +29,8 @@ export interface ContractRecord {
   code_hash: string
   code_size: number
   methods: string[]
+  /** gas every call pays before any code runs: instantiating the module (PreparedModule.callBaseGas) */
+  call_base_gas: number
   /** order of deployment, from 1 */
   seq: number
 }
@@ -78,6 +80,15 @@ export function genesisContractId (abiName: string): string {
 }
 
 export const CONTRACT_ID_RE = /^[0-9a-f]{40}$/
+
+/**
+ * Well-known means deployed by the chain at genesis, nothing else: a genesis contract's id comes
+ * from its ABI name under a prefix no transaction id can produce, so a user's contract can never
+ * pass for one, whatever its name or when it was deployed.
+ */
+export function isWellKnown (record: Pick<ContractRecord, 'contract_id' | 'name'>): boolean {
+  return record.contract_id === genesisContractId(record.name)
+}
 
 /**
  * The live gas price after a block whose calls used `used` gas: congestion pricing with the
@@ -160,7 +171,7 @@ export interface DeployInput {
   prepared: PreparedContract
 }
 
-/** Writes a prepared contract into state; the first of each ABI name becomes its well-known one. */
+/** Writes a prepared contract into state; a contract deployed at genesis becomes the well-known one of its ABI name. */
 export function installContract (state: Pick<StateOverlay, 'get' | 'set'>, input: DeployInput): ContractRecord {
   if (state.get(ContractKeys.contract(input.id)) !== undefined) throw new KithError('TX_INVALID', `contract ${input.id} exists already`)
   const seq = Contracts.count(state) + 1
@@ -175,6 +186,7 @@ export function installContract (state: Pick<StateOverlay, 'get' | 'set'>, input
     code_hash: input.prepared.codeHash,
     code_size: input.prepared.code.length,
     methods: input.prepared.methods,
+    call_base_gas: input.prepared.callBaseGas,
     seq
   }
   state.set(ContractKeys.contract(input.id), asState(record))
@@ -183,7 +195,7 @@ export function installContract (state: Pick<StateOverlay, 'get' | 'set'>, input
   }
   state.set(ContractKeys.count, seq)
   state.set(ContractKeys.bySeq(seq), input.id)
-  if (state.get(ContractKeys.wellKnown(input.name)) === undefined) {
+  if (isWellKnown(record) && state.get(ContractKeys.wellKnown(input.name)) === undefined) {
     state.set(ContractKeys.wellKnown(input.name), input.id)
     state.set(ContractKeys.wellKnownNames, [...Contracts.wellKnownNames(state), input.name])
   }

@@ -168,7 +168,8 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     feedBodyBytes: () => feed.diskUsedBytes,
     feedPosts: () => feed.index.size,
     contracts: () => Contracts.count(node.store),
-    gasPrice: () => Contracts.gasPrice(node.store)
+    gasPrice: () => Contracts.gasPrice(node.store),
+    contractDeploys: () => node.contractDeployStats()
   })
   node.events.on('block', (summary, txs, commit) => {
     metrics.observeBlock(summary.time, summary.tx_count, commit.round)

@@ -54,6 +54,9 @@ export interface ContractInfo {
   deployer: string
   deployed_height: number
   methods: string[]
+  /** gas every call pays before any code runs (instantiating the module) */
+  call_base_gas: number
+  /** deployed by the chain at genesis */
   well_known: boolean
   balance_ut: number
   log_count: number

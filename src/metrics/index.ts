@@ -28,6 +28,8 @@ export interface NodeReadings {
   contracts?: () => number
   /** the live gas price, µT per 1,000 gas */
   gasPrice?: () => number
+  /** deploy admission since start: modules prepared, refused, refused again from the cache, turned away by a limit */
+  contractDeploys?: () => { prepared: number, refused: number, refusedFromCache: number, limited: number }
 }
 
 /** Block intervals and request durations: from a loopback GET to a full block under load. */
@@ -64,6 +66,22 @@ export class NodeMetrics {
     if (readings.feedPosts !== undefined) gauge('kith_feed_posts', 'Live posts in the feed indexes', readings.feedPosts)
     if (readings.contracts !== undefined) gauge('kith_contracts', 'Contracts deployed on the chain, the well-known ones included', readings.contracts)
     if (readings.gasPrice !== undefined) gauge('kith_contract_gas_price', 'The live gas price: µT per 1,000 gas', readings.gasPrice)
+    const deploys = readings.contractDeploys
+    if (deploys !== undefined) {
+      new Gauge({
+        name: 'kith_contract_deploy_checks',
+        help: 'Deploys checked at admission since start, by result: prepared, refused, refused_cached (answered from the refusal cache), limited (per-sender or node-wide limit)',
+        labelNames: ['result'],
+        registers,
+        collect () {
+          const d = deploys()
+          this.set({ result: 'prepared' }, d.prepared)
+          this.set({ result: 'refused' }, d.refused)
+          this.set({ result: 'refused_cached' }, d.refusedFromCache)
+          this.set({ result: 'limited' }, d.limited)
+        }
+      })
+    }
 
     this.httpRequests = new Counter({ name: 'kith_http_requests_total', help: 'HTTP requests answered, by route template and status', labelNames: ['method', 'route', 'status'], registers })
     this.httpDuration = new Histogram({

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events'
 import type { Logger } from 'pino'
 import {
-  StateKeys, TransactionSchema, badSignature, sameTx, blockHash as hashBlock, signingBytes, checkStateless, checkSubmission, commitHash, encodePayload,
+  StateKeys, TransactionSchema, badSignature, sameTx, blockHash as hashBlock, signingBytes, checkStateless, checkSubmission, commitHash, deployToPrepare, encodePayload,
   MAX_BLOCK_TXS, executeBlock, formatTimestamp, genesisHash, genesisState, maxBlockTxs, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
   validatorSetAt, Contracts, type Block, type BlockContext, type CallRecord, type CheckedTx, type Commit, type Genesis, type Transaction,
   type ValidatorSetState, type WriteSet
@@ -17,7 +17,7 @@ import {
 import { fromBase64, sign, toBase64, toHex, type KeyPair, type VerifyPool } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import { Mempool, type MempoolOptions } from '../mempool/index.js'
-import { genesisContracts, startContractEngine, type ContractEngine } from '../contracts/index.js'
+import { genesisContracts, startContractEngine, type ContractEngine, type DeployStats } from '../contracts/index.js'
 import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock, type StoredTx } from '../storage/index.js'
 import { parseOrThrow } from '../validation.js'
 import { ConsensusDriver } from './consensus-driver.js'
@@ -234,8 +234,19 @@ export class KithNode {
     this.submissionChecks.push(check)
   }
 
-  /** The submission checks of POST /api/tx, with the signature verified on the pool when there is one. */
+  /**
+   * The submission checks of POST /api/tx (and of gossip), with the signature verified on the
+   * pool when there is one; then a deploy's module is prepared off the main thread (refusals
+   * cached, limited per sender), so the synchronous admission check finds it ready.
+   */
   async checkTx (tx: Transaction): Promise<CheckedTx> {
+    const checked = await this.checkSignedTx(tx)
+    const code = deployToPrepare(this.store, tx)
+    if (code !== undefined) await this.contracts.admitDeploy(code, tx.from)
+    return checked
+  }
+
+  private async checkSignedTx (tx: Transaction): Promise<CheckedTx> {
     const pool = this.opts.verifyPool
     if (pool === undefined) return checkSubmission(tx, this.clock.now())
     const checked = checkSubmission(tx, this.clock.now(), () => true)
@@ -272,6 +283,11 @@ export class KithNode {
 
   totalTxs (): number {
     return numberAt(this.store.get(StateKeys.totalTxs))
+  }
+
+  /** Deploy admission counters of the contract engine (for /metrics). */
+  contractDeployStats (): DeployStats {
+    return { ...this.contracts.deployStats }
   }
 
   mempoolSize (): number {
@@ -434,6 +450,8 @@ export class KithNode {
    * verify them one by one on the event loop, where consensus waits for it.
    */
   async preverify (txs: readonly Transaction[]): Promise<void> {
+    // and prepares its deploys off the main thread, so that checking it finds them ready
+    await this.warmDeploys(txs)
     const pool = this.opts.verifyPool
     if (pool === undefined) return
     const unheld = txs.filter((tx) => this.mempool.get(tx.id)?.signature !== tx.signature && !this.preverified.has(`${tx.id}|${tx.signature}`))
@@ -444,6 +462,17 @@ export class KithNode {
     // bounded: a few proposals' worth at most, emptied at every commit
     if (this.preverified.size > 4 * MAX_BLOCK_TXS) this.preverified.clear()
     unheld.forEach((tx, i) => { if (results[i]) this.preverified.add(`${tx.id}|${tx.signature}`) })
+  }
+
+  /** Prepares the deploys among `txs` off the main thread; one its rule refuses is refused again when applied. */
+  private async warmDeploys (txs: readonly Transaction[]): Promise<void> {
+    await this.contracts.warmDeploys(txs.flatMap((tx) => {
+      try {
+        return deployToPrepare(this.store, tx) ?? []
+      } catch {
+        return []
+      }
+    }))
   }
 
   /** A block consensus decided: commit it unless block sync already did. */
@@ -501,6 +530,7 @@ export class KithNode {
 
   private async restoreMempool (): Promise<void> {
     const invalid: string[] = []
+    await this.warmDeploys(this.store.pending().map(({ tx }) => tx))
     const ctx = this.admissionContext()
     for (const { seq, tx } of this.store.pending()) {
       try {

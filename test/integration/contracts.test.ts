@@ -175,12 +175,13 @@ describe('contracts over HTTP', () => {
 
   test('a developer deploys the example counter, calls it and reads value_u64 and its info', async () => {
     const id = await deploy('counter.wasm', 'counter', '1.0.0')
-    const info = await get<{ name: string, version: string, deployer: string, methods: string[], well_known: boolean, code_size: number }>(`/api/contracts/${id}`)
+    const info = await get<{ name: string, version: string, deployer: string, methods: string[], well_known: boolean, code_size: number, call_base_gas: number }>(`/api/contracts/${id}`)
     assert.equal(info.name, 'counter')
     assert.equal(info.version, '1.0.0')
     assert.equal(info.deployer, alice.pub)
     assert.deepEqual(info.methods, ['get', 'increment'])
-    assert.equal(info.well_known, true, 'the first counter is the well-known one')
+    assert.equal(info.well_known, false, 'only contracts deployed at genesis are well-known')
+    assert.ok(info.call_base_gas > 10_000, 'each call pays for instantiating its memory, globals, exports and data')
     for (let i = 1; i <= 2; i++) {
       const detail = await confirm(callContract(bob, id, 'increment'))
       const result = detail.call_result as CallResult & { return_b64?: string }

@@ -1,6 +1,6 @@
 /** Contracts under /api: the well-known list, contract info, state values and logs (reads of chain state). */
 import { z } from 'zod'
-import { balanceOf, CONTRACT_ID_RE, Contracts, type ContractRecord, type StateReader } from '../../chain/index.js'
+import { balanceOf, CONTRACT_ID_RE, Contracts, isWellKnown, type ContractRecord, type StateReader } from '../../chain/index.js'
 import { KithError } from '../../errors.js'
 import { route, type AnyRoute } from '../route.js'
 import { ErrorSchema, WellKnownEntrySchema } from '../schemas.js'
@@ -17,7 +17,7 @@ const Page = z.object({
 
 export const WellKnownContractsSchema = z.object({
   count: z.number().int(),
-  contracts: z.record(z.string(), WellKnownEntrySchema).meta({ description: 'keyed by ABI name: for each, the earliest-deployed contract' })
+  contracts: z.record(z.string(), WellKnownEntrySchema).meta({ description: 'keyed by ABI name: the contracts the chain deployed at genesis (always the earliest of their name; no user deploy may take their names)' })
 }).meta({ id: 'WellKnownContracts' })
 
 export const ContractInfoSchema = z.object({
@@ -31,7 +31,8 @@ export const ContractInfoSchema = z.object({
   code_hash: z.string().meta({ description: 'sha256 (hex) of the instrumented module the chain runs' }),
   code_size: z.number().int(),
   methods: z.array(z.string()),
-  well_known: z.boolean().meta({ description: 'the earliest-deployed contract of its ABI name' }),
+  call_base_gas: z.number().int().meta({ description: 'gas every call pays before any code runs: instantiating the module (its memory, table, globals, exports and data)' }),
+  well_known: z.boolean().meta({ description: 'deployed by the chain at genesis (a user\'s contract never is)' }),
   balance_ut: z.number().int(),
   log_count: z.number().int(),
   seq: z.number().int().meta({ description: 'order of deployment, from 1' })
@@ -73,7 +74,7 @@ export function wellKnownContracts (state: StateReader): Record<string, z.output
   for (const name of Contracts.wellKnownNames(state)) {
     const id = Contracts.wellKnown(state, name)
     const record = id === undefined ? undefined : Contracts.get(state, id)
-    if (record === undefined) continue
+    if (record === undefined || !isWellKnown(record)) continue
     out[name] = { contract_id: record.contract_id, name, ...(record.version !== '' ? { version: record.version } : {}), deployed_at: record.deployed_at }
   }
   return out
@@ -91,7 +92,8 @@ function contractInfo (state: StateReader, record: ContractRecord): z.output<typ
     code_hash: record.code_hash,
     code_size: record.code_size,
     methods: record.methods,
-    well_known: Contracts.wellKnown(state, record.name) === record.contract_id,
+    call_base_gas: record.call_base_gas,
+    well_known: isWellKnown(record),
     balance_ut: balanceOf(state, record.contract_id),
     log_count: Contracts.logCount(state, record.contract_id),
     seq: record.seq
@@ -144,7 +146,7 @@ export function contractRoutes (state: StateReader): AnyRoute[] {
       method: 'get',
       path: '/api/well-known-contracts',
       tag: 'contracts',
-      summary: 'The well-known (system) contracts: for each ABI name, the earliest deployed',
+      summary: 'The well-known (system) contracts: those the chain deployed at genesis',
       responses: { 200: { description: 'well-known contracts', schema: WellKnownContractsSchema } },
       handler: () => {
         const contracts = wellKnownContracts(state)

@@ -11,8 +11,8 @@ import { ContractKeys, Contracts, contractIdFor, CONTRACT_ID_RE, gasCost, instal
 import { credit, debit, balanceOf } from '../ledger.js'
 import { DEPLOY_BYTE_FEE, DEPLOY_GAS_PER_BYTE, MAX_ARGS_JSON_BYTES, MAX_BLOCK_GAS, MAX_CONTRACT_CODE_BYTES, MAX_GAS_LIMIT, MIN_FEE } from '../limits.js'
 import { asState } from '../registry.js'
-import type { StateOverlay } from '../state.js'
-import type { Transaction } from '../tx.js'
+import type { StateOverlay, StateReader } from '../state.js'
+import { decodePayload, type Transaction } from '../tx.js'
 import { defineRule, type BlockContext } from './types.js'
 
 const METHOD_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
@@ -73,6 +73,33 @@ export function deployFee (codeBytes: number): number {
   return MIN_FEE + codeBytes * DEPLOY_BYTE_FEE
 }
 
+/** A genesis contract's ABI name is not for a lookalike: refused before any work on the code. */
+function checkDeployName (state: StateReader, name: string): void {
+  if (Contracts.wellKnown(state, name) !== undefined) {
+    throw new KithError('TX_INVALID', `the ABI name ${name} belongs to a well-known contract deployed at genesis; deploy under another name`)
+  }
+}
+
+/**
+ * The wasm of a DEPLOY_CONTRACT worth preparing, after the checks that cost nothing (its name,
+ * a balance that covers its fee), or undefined for any other transaction or a payload its rule
+ * refuses anyway. Admission prepares the code off the main thread with it.
+ */
+export function deployToPrepare (state: StateReader, tx: Transaction): Uint8Array | undefined {
+  if (tx.type !== 'DEPLOY_CONTRACT') return undefined
+  let parsed
+  try {
+    parsed = DeployPayload.safeParse(decodePayload(tx))
+  } catch {
+    return undefined
+  }
+  if (!parsed.success) return undefined
+  checkDeployName(state, parsed.data.name)
+  const balance = balanceOf(state, tx.from)
+  if (balance < tx.fee) throw new KithError('TX_INSUFFICIENT_FUNDS', `insufficient funds: balance ${balance} µT does not cover the fee ${tx.fee} µT`)
+  return codeOf(parsed.data)
+}
+
 export const deployContractRule = defineRule({
   payload: DeployPayload,
   minFee: MIN_FEE,
@@ -86,6 +113,7 @@ export const deployContractRule = defineRule({
     if (tx.fee < least) throw new KithError('TX_FEE_TOO_LOW', `fee ${tx.fee} µT is below ${MIN_FEE} + ${DEPLOY_BYTE_FEE} µT per code byte = ${least} µT for ${size} bytes of code`)
   },
   apply ({ tx, payload, state, block }) {
+    checkDeployName(state, payload.name)
     const executor = executorOf(block, tx.type)
     const code = codeOf(payload)
     const prepared = undecidedIfThrown('the deploy', () => executor.prepare(code))
@@ -149,6 +177,7 @@ export const callContractRule = defineRule({
     const outcome = undecidedIfThrown('the call', () => executor.call({
       code,
       codeHash: contract.code_hash,
+      callBaseGas: contract.call_base_gas,
       method: payload.method,
       argsJson: payload.args_json,
       caller: tx.from,

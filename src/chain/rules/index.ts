@@ -35,7 +35,7 @@ export const TX_RULES: Partial<Record<TxType, TxRule<unknown>>> = {
 }
 
 export { relayFeeText } from './relay.js'
-export { deployFee } from './contracts.js'
+export { deployFee, deployToPrepare } from './contracts.js'
 export type { CreatePostPayload } from './feed.js'
 
 export type { BlockContext, TxContext, TxRule } from './types.js'

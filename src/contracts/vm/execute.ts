@@ -29,14 +29,16 @@ const fail = (gasUsed: number, error: string): CallOutcome => ({ ok: false, gasU
 /** Runs `input.method` of a compiled prepared module. Throws VmGuardError when the host stack ran out. */
 export function executeCall (compiled: WebAssembly.Module, input: CallInput, storage: StorageView): CallOutcome {
   const limit = input.gasLimit
-  if (limit < GAS.callBase) return fail(limit, 'out of gas')
+  // paid before instantiation: a module that is costly to instantiate is never instantiated unpaid
+  const base = input.callBaseGas
+  if (limit < base) return fail(limit, 'out of gas')
   let args: Uint8Array[] | undefined
   try {
     args = argBytes(input.argsJson)
   } catch {
     args = undefined
   }
-  if (args === undefined) return fail(GAS.callBase, 'arguments are not a JSON array')
+  if (args === undefined) return fail(base, 'arguments are not a JSON array')
   const argsRaw = utf8.encode(input.argsJson)
 
   const writes = new Map<string, Uint8Array | null>()
@@ -208,14 +210,14 @@ export function executeCall (compiled: WebAssembly.Module, input: CallInput, sto
   try {
     instance = new WebAssembly.Instance(compiled, { kith, env })
   } catch {
-    return fail(GAS.callBase, 'trap')
+    return fail(base, 'trap')
   }
   const method = instance.exports[input.method]
   if (!Object.hasOwn(instance.exports, input.method) || typeof method !== 'function' || method.length !== 0 ||
     input.method.startsWith(RESERVED_EXPORT_PREFIX) || input.method === INIT_EXPORT) {
-    return fail(GAS.callBase, `method not found: ${input.method.slice(0, 64)}`)
+    return fail(base, `method not found: ${input.method.slice(0, 64)}`)
   }
-  gasGlobal().value = BigInt(limit - GAS.callBase)
+  gasGlobal().value = BigInt(limit - base)
   const used = (): number => {
     const left = gasGlobal().value as bigint
     return left < 0n ? limit : limit - Number(left)
@@ -261,7 +263,7 @@ export function runCall (cache: ModuleCache, input: CallInput, storage: StorageV
   try {
     compiled = cache.get(input.codeHash, input.code)
   } catch {
-    return fail(Math.min(input.gasLimit, GAS.callBase), 'invalid code')
+    return fail(Math.min(input.gasLimit, input.callBaseGas), 'invalid code')
   }
   return executeCall(compiled, input, storage)
 }

@@ -9,6 +9,7 @@ export async function createInlineVm (): Promise<ContractVm> {
   const cache = new ModuleCache()
   return {
     prepare: (wasm) => prepareModule(binaryen, wasm),
+    prepareAsync: async (wasm) => prepareModule(binaryen, wasm),
     call: (input, storage) => {
       checkCallInput(input)
       return runCall(cache, input, storage)

@@ -9,6 +9,20 @@ export const MAX_GAS_LIMIT = 10_000_000
 export const MAX_MODULE_BYTES = 128 * 1024
 /** A module's memory must declare a maximum of at most this many 64 KiB pages (1 MiB). */
 export const MAX_MEMORY_PAGES = 16
+/**
+ * Caps on what instantiating a module costs, checked at deploy: every call instantiates the
+ * module afresh, so these bound the work a call does before its first instruction (it is billed
+ * per call too: GAS.instantiation).
+ */
+export const MAX_TABLES = 1
+/** Entries of the table, initial and declared maximum (AssemblyScript needs one per function referenced indirectly). */
+export const MAX_TABLE_ENTRIES = 1024
+export const MAX_ELEMENT_SEGMENTS = 16
+export const MAX_GLOBALS = 128
+export const MAX_EXPORTS = 128
+export const MAX_DATA_SEGMENTS = 256
+/** Bytes of all data segments together (copied into the fresh memory at every call). */
+export const MAX_DATA_BYTES = 64 * 1024
 /** Most functions a module may define (imports not counted). */
 export const MAX_FUNCTIONS = 1024
 /** Most locals (params + vars) of one function: bounds a frame, so the depth cap bounds the stack. */
@@ -38,16 +52,35 @@ export const DEFAULT_WALL_CLOCK_MS = 2000
  * fixed cost plus a cost per byte they move.
  */
 export const GAS = {
-  /** Every call, before any code runs: instantiation of a fresh instance. */
+  /**
+   * Every call, before any code runs: a fresh instance of an empty module. What the module
+   * declares costs more (GAS.instantiation), computed once at deploy (PreparedModule.callBaseGas).
+   */
   callBase: 10_000,
+  /** Per unit of what a module declares, paid by every call on top of callBase (measured: docs/contracts.md). */
+  instantiation: {
+    /** initial memory page: the same as a page grown later */
+    memoryPage: 8192,
+    tableEntry: 100,
+    elementEntry: 100,
+    global: 500,
+    /** an export becomes a JS function or object of the fresh instance */
+    export: 2000,
+    dataSegment: 500,
+    dataByte: 4
+  },
   /** Entry of any wasm function, on top of the body's node count: the depth check. */
   functionEntry: 4,
-  /** memory.copy / memory.fill: one gas per this many bytes (rounded up). */
+  /** memory.copy / memory.fill: a fixed cost (each is a call out of the wasm code: a fill of 0 bytes took ~85 ns) ... */
+  memoryOp: 50,
+  /** ... plus one gas per this many bytes (rounded up). */
   memoryBytesPerGas: 8,
-  /** memory.grow: per page requested (a page is 65,536 zeroed bytes). */
+  /** memory.grow: a fixed cost (a call into the engine: `memory.grow(0)` took ~170 ns, so a loop of it ran 1.7 s on 10,000,000 gas when it was charged nothing) ... */
+  memoryGrow: 2000,
+  /** ... plus per page requested (a page is 65,536 zeroed bytes). */
   memoryGrowPage: 8192,
-  /** Host functions: fixed cost of each import call, and per byte moved across the boundary. */
-  hostCall: 100,
+  /** Host functions: fixed cost of each import call (~300 ns measured for `balance`), and per byte moved across the boundary. */
+  hostCall: 400,
   hostByte: 1,
   /**
    * A read the call has not made before crosses from the VM's thread to the main thread and back

@@ -8,8 +8,11 @@ import { createHash } from 'node:crypto'
 import type Binaryen from 'binaryen'
 import { KithError } from '../../errors.js'
 import { DEPTH_EXPORT, GAS_EXPORT, INIT_EXPORT, MEMORY_EXPORT, RESERVED_EXPORT_PREFIX, allowedImport } from './abi.js'
-import { GAS, MAX_CALL_DEPTH, MAX_FUNCTIONS, MAX_LOCALS, MAX_MEMORY_PAGES, MAX_MODULE_BYTES } from './limits.js'
-import { scanSections } from './sections.js'
+import {
+  GAS, MAX_CALL_DEPTH, MAX_DATA_BYTES, MAX_DATA_SEGMENTS, MAX_ELEMENT_SEGMENTS, MAX_EXPORTS, MAX_FUNCTIONS, MAX_GLOBALS, MAX_LOCALS,
+  MAX_MEMORY_PAGES, MAX_MODULE_BYTES, MAX_TABLE_ENTRIES, MAX_TABLES
+} from './limits.js'
+import { scanSections, type SectionFacts } from './sections.js'
 import type { PreparedModule } from './types.js'
 import { Refused, walkFunctionBody, type BodyWalk } from './walk.js'
 
@@ -38,6 +41,7 @@ export function prepareModule (binaryen: BinaryenApi, wasm: Uint8Array): Prepare
   if (sections.hasStart) refuse('a start function is not allowed')
   if (sections.hasTags) refuse('exception handling (tags) is not allowed')
   if (sections.memories > 1) refuse('multiple memories are not allowed')
+  checkInstantiationCaps(sections)
 
   let module: Binaryen.Module
   try {
@@ -52,10 +56,32 @@ export function prepareModule (binaryen: BinaryenApi, wasm: Uint8Array): Prepare
     module.setFeatures(binaryen.Features.MutableGlobals | binaryen.Features.SignExt | binaryen.Features.BulkMemory)
     const code = module.emitBinary()
     if (!WebAssembly.validate(bufferSource(code))) refuse('instrumentation produced an invalid module')
-    return { code, codeHash: createHash('sha256').update(code).digest('hex'), methods }
+    return { code, codeHash: createHash('sha256').update(code).digest('hex'), methods, callBaseGas: callBaseGas(sections) }
   } finally {
     module.dispose()
   }
+}
+
+/** What instantiating the module costs is capped: every call instantiates it afresh. */
+function checkInstantiationCaps (s: SectionFacts): void {
+  if (s.unsupportedSegment !== undefined) refuse(s.unsupportedSegment)
+  const over = (what: string, n: number, cap: number): void => { if (n > cap) refuse(`${what} ${n}, more than ${cap}`) }
+  over('tables:', s.tables, MAX_TABLES)
+  over('table entries:', s.tableEntries, MAX_TABLE_ENTRIES)
+  for (const max of s.tableMaxima) if (max !== undefined) over('table maximum:', max, MAX_TABLE_ENTRIES)
+  over('element segments:', s.elementSegments, MAX_ELEMENT_SEGMENTS)
+  over('element entries:', s.elementEntries, MAX_TABLE_ENTRIES)
+  over('globals:', s.globals, MAX_GLOBALS)
+  over('exports:', s.exports, MAX_EXPORTS)
+  over('data segments:', s.dataSegments, MAX_DATA_SEGMENTS)
+  over('data segment bytes:', s.dataBytes, MAX_DATA_BYTES)
+}
+
+/** Gas every call of the module pays before its code runs: callBase plus what the module declares. */
+export function callBaseGas (s: SectionFacts): number {
+  const per = GAS.instantiation
+  return GAS.callBase + per.memoryPage * s.memoryInitialPages + per.tableEntry * s.tableEntries + per.elementEntry * s.elementEntries +
+    per.global * s.globals + per.export * s.exports + per.dataSegment * s.dataSegments + per.dataByte * s.dataBytes
 }
 
 const isValueType = (binaryen: BinaryenApi, t: number): boolean => t === binaryen.i32 || t === binaryen.i64
@@ -181,14 +207,16 @@ function instrument (binaryen: BinaryenApi, module: Binaryen.Module): void {
   const chargeBytes = freshName(functionTaken, 'kith$charge_bytes')
   const chargePages = freshName(functionTaken, 'kith$charge_pages')
   const size = module.local.get(0, binaryen.i32)
+  // each has a fixed part: the operation is a call out of the compiled code, whatever its size
   module.addFunction(chargeBytes, binaryen.i32, binaryen.i32, [], module.block(null, [
-    chargeBy(module.i64.div_u(
+    chargeBy(module.i64.add(module.i64.const(BigInt(GAS.memoryOp)), module.i64.div_u(
       module.i64.add(module.i64.extend_u(size), module.i64.const(BigInt(GAS.memoryBytesPerGas - 1))),
-      module.i64.const(BigInt(GAS.memoryBytesPerGas)))),
+      module.i64.const(BigInt(GAS.memoryBytesPerGas))))),
     module.local.get(0, binaryen.i32)
   ], binaryen.i32))
   module.addFunction(chargePages, binaryen.i32, binaryen.i32, [], module.block(null, [
-    chargeBy(module.i64.mul(module.i64.extend_u(module.local.get(0, binaryen.i32)), module.i64.const(BigInt(GAS.memoryGrowPage)))),
+    chargeBy(module.i64.add(module.i64.const(BigInt(GAS.memoryGrow)),
+      module.i64.mul(module.i64.extend_u(module.local.get(0, binaryen.i32)), module.i64.const(BigInt(GAS.memoryGrowPage))))),
     module.local.get(0, binaryen.i32)
   ], binaryen.i32))
 

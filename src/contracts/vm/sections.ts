@@ -1,45 +1,175 @@
 /**
- * A raw look at a module's section list, for the few facts binaryen.js does not expose (how many
- * memories, a start or tag section), and to drop custom sections (names, producers, anything
- * else) before binaryen reads the module, so they neither reach chain state nor name anything.
- * Called only on modules WebAssembly.validate accepted.
+ * A raw look at a module's sections, for the facts binaryen.js does not expose: how many
+ * memories, a start or tag section, and everything instantiating the module costs (memory pages,
+ * tables and their entries, globals, exports, element and data segments), which prepare caps
+ * and bills per call. Also drops custom sections (names, producers, anything else) before
+ * binaryen reads the module, so they neither reach chain state nor name anything. Called only on
+ * modules WebAssembly.validate accepted, so the structure is well formed; encodings the VM does
+ * not run (passive or declarative segments, non-constant offsets) are reported, not parsed.
  */
 export interface SectionFacts {
   memories: number
+  /** initial pages of the memory, 0 without one */
+  memoryInitialPages: number
   hasStart: boolean
   hasTags: boolean
+  tables: number
+  /** initial entries of all tables together, and the largest declared maximum (undefined: none declared) */
+  tableEntries: number
+  tableMaxima: Array<number | undefined>
+  globals: number
+  exports: number
+  elementSegments: number
+  elementEntries: number
+  dataSegments: number
+  dataBytes: number
+  /** why a segment cannot be instantiated the way the VM bills it, or undefined */
+  unsupportedSegment: string | undefined
   /** The module without its custom sections. */
   stripped: Uint8Array
 }
 
 const CUSTOM = 0
+const TABLE = 4
 const MEMORY = 5
+const GLOBAL = 6
+const EXPORT = 7
 const START = 8
+const ELEMENT = 9
+const DATA = 11
 const TAG = 13
 
-function readU32 (bytes: Uint8Array, at: number): [value: number, next: number] {
-  let value = 0
-  let shift = 0
-  for (;;) {
-    const b = bytes[at++]
-    value += (b & 0x7f) * 2 ** shift
-    if ((b & 0x80) === 0) return [value, at]
-    shift += 7
+/** Reads a module's bytes in order: unsigned LEB128 and constant offset expressions. */
+class Reader {
+  constructor (private readonly bytes: Uint8Array, public at: number) {}
+
+  u32 (): number {
+    let value = 0
+    let shift = 0
+    for (;;) {
+      const b = this.bytes[this.at++]
+      value += (b & 0x7f) * 2 ** shift
+      if ((b & 0x80) === 0) return value
+      shift += 7
+    }
+  }
+
+  byte (): number {
+    return this.bytes[this.at++]
+  }
+
+  /** Skips a signed LEB128. */
+  skipLeb (): void {
+    while ((this.bytes[this.at++] & 0x80) !== 0);
+  }
+
+  /**
+   * Skips an active segment's offset: `i32.const n end` (what compilers emit). Anything else is
+   * refused by the caller, so no other constant-expression opcode needs to be known here.
+   */
+  offset (): boolean {
+    if (this.byte() !== 0x41) return false
+    this.skipLeb()
+    return this.byte() === 0x0b
+  }
+
+  /** Table or memory limits: flags, initial, optional maximum. */
+  limits (): { initial: number, max: number | undefined } {
+    const flags = this.u32()
+    const initial = this.u32()
+    return { initial, max: (flags & 1) !== 0 ? this.u32() : undefined }
+  }
+}
+
+function scanTables (r: Reader, facts: SectionFacts): void {
+  const n = r.u32()
+  facts.tables = n
+  for (let i = 0; i < n; i++) {
+    const first = r.byte()
+    // 0x40 0x00 <reftype> <limits> <expr>: a table with an initialiser (GC proposal); not billed, refused
+    if (first === 0x40) {
+      facts.unsupportedSegment = 'tables with an initialiser expression are not allowed'
+      return
+    }
+    // (ref null? <heaptype>) of the GC proposal: skip the heap type
+    if (first === 0x63 || first === 0x64) r.skipLeb()
+    const { initial, max } = r.limits()
+    facts.tableEntries += initial
+    facts.tableMaxima.push(max)
+  }
+}
+
+function scanElements (r: Reader, facts: SectionFacts): void {
+  const n = r.u32()
+  facts.elementSegments = n
+  for (let i = 0; i < n; i++) {
+    // flags 0: active, table 0, i32.const offset, function indices. Passive and declarative
+    // segments (flags 1, 3, ...) serve table instructions and ref.func, which the VM refuses.
+    if (r.u32() !== 0 || !r.offset()) {
+      facts.unsupportedSegment = 'element segments must be active, for table 0, at a constant offset, listing functions'
+      return
+    }
+    const entries = r.u32()
+    facts.elementEntries += entries
+    for (let e = 0; e < entries; e++) r.u32()
+  }
+}
+
+function scanData (r: Reader, facts: SectionFacts): void {
+  const n = r.u32()
+  facts.dataSegments = n
+  for (let i = 0; i < n; i++) {
+    // flags 0: active, memory 0, i32.const offset. Passive segments serve memory.init, refused.
+    if (r.u32() !== 0 || !r.offset()) {
+      facts.unsupportedSegment = 'data segments must be active, for memory 0, at a constant offset'
+      return
+    }
+    const size = r.u32()
+    facts.dataBytes += size
+    r.at += size
   }
 }
 
 export function scanSections (wasm: Uint8Array): SectionFacts {
-  const facts: SectionFacts = { memories: 0, hasStart: false, hasTags: false, stripped: wasm }
+  const facts: SectionFacts = {
+    memories: 0,
+    memoryInitialPages: 0,
+    hasStart: false,
+    hasTags: false,
+    tables: 0,
+    tableEntries: 0,
+    tableMaxima: [],
+    globals: 0,
+    exports: 0,
+    elementSegments: 0,
+    elementEntries: 0,
+    dataSegments: 0,
+    dataBytes: 0,
+    unsupportedSegment: undefined,
+    stripped: wasm
+  }
   const kept: Uint8Array[] = [wasm.subarray(0, 8)]
   let at = 8
   while (at < wasm.length) {
     const start = at
     const id = wasm[at]
-    const [size, payload] = readU32(wasm, at + 1)
-    at = payload + size
-    if (id === MEMORY) facts.memories = readU32(wasm, payload)[0]
-    if (id === START) facts.hasStart = true
-    if (id === TAG) facts.hasTags = true
+    const header = new Reader(wasm, at + 1)
+    const size = header.u32()
+    const body = new Reader(wasm, header.at)
+    at = header.at + size
+    switch (id) {
+      case TABLE: scanTables(body, facts); break
+      case MEMORY:
+        facts.memories = body.u32()
+        if (facts.memories > 0) facts.memoryInitialPages = body.limits().initial
+        break
+      case GLOBAL: facts.globals = body.u32(); break
+      case EXPORT: facts.exports = body.u32(); break
+      case START: facts.hasStart = true; break
+      case ELEMENT: scanElements(body, facts); break
+      case DATA: scanData(body, facts); break
+      case TAG: facts.hasTags = true; break
+    }
     if (id !== CUSTOM) kept.push(wasm.subarray(start, at))
   }
   facts.stripped = Buffer.concat(kept)

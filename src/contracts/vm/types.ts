@@ -7,12 +7,20 @@ export interface PreparedModule {
   codeHash: string
   /** Callable exports (functions without parameters), sorted. */
   methods: string[]
+  /**
+   * Gas every call pays before any code runs: instantiating a fresh instance of this module
+   * (GAS.callBase plus GAS.instantiation per page, table entry, global, export and data byte it
+   * declares). Computed at deploy; part of consensus.
+   */
+  callBaseGas: number
 }
 
 export interface CallInput {
   /** A PreparedModule's code; compiled modules are cached by codeHash. */
   code: Uint8Array
   codeHash: string
+  /** The PreparedModule's callBaseGas (at least GAS.callBase). */
+  callBaseGas: number
   method: string
   /** '' or the text of a JSON array (the node has checked that it parses as one). */
   argsJson: string
@@ -44,6 +52,8 @@ export type CallOutcome =
 export interface ContractVm {
   /** Validates and instruments a module; throws KithError('TX_INVALID') when it is refused. */
   prepare: (wasm: Uint8Array) => PreparedModule
+  /** The same, off the caller's thread where the VM has one (the worker VM): for admission, which must not hold the event loop. */
+  prepareAsync: (wasm: Uint8Array) => Promise<PreparedModule>
   /** Runs one call; throws VmGuardError when this node cannot decide it (never a consensus result). */
   call: (input: CallInput, storage: StorageView) => CallOutcome
   close: () => Promise<void>

@@ -3,13 +3,16 @@
  * synchronous), answering the worker's storage reads from its StorageView. A wall-clock guard
  * bounds each call; when it trips, the worker is replaced and the call throws VmGuardError: this
  * node could not decide it, which is never recorded as a result. Validation and instrumentation
- * (`prepare`) run on the caller's thread, with binaryen loaded once by the factory.
+ * run on a second worker for admission (`prepareAsync`); `prepare`, which block apply needs
+ * synchronously when a deploy was not prepared ahead, runs on the caller's thread with binaryen
+ * loaded once by the factory.
  */
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads'
 import { KithError } from '../../errors.js'
 import { DEFAULT_WALL_CLOCK_MS } from './limits.js'
 import { checkCallInput, loadBinaryen } from './load.js'
 import { prepareModule } from './prepare.js'
+import { startPrepareWorker } from './prepare-worker.js'
 import { VmGuardError, type CallInput, type CallOutcome, type ContractVm, type StorageView } from './types.js'
 import { READY, SIGNAL_SLOTS, TO_MAIN, TO_WORKER, send, waitForSignal, type ToMain, type ToWorker, type WorkerData } from './worker-protocol.js'
 
@@ -52,6 +55,7 @@ export async function createWorkerVm (opts: WorkerVmOptions = {}): Promise<Contr
   const binaryen = await loadBinaryen()
   const wallClockMs = opts.wallClockMs ?? DEFAULT_WALL_CLOCK_MS
   let thread = startThread()
+  const preparer = startPrepareWorker()
   let closed = false
 
   const replace = (): void => {
@@ -94,11 +98,12 @@ export async function createWorkerVm (opts: WorkerVmOptions = {}): Promise<Contr
 
   return {
     prepare: (wasm) => prepareModule(binaryen, wasm),
+    prepareAsync: async (wasm) => await preparer.prepare(wasm),
     call,
     close: async () => {
       closed = true
       thread.port.close()
-      await thread.worker.terminate()
+      await Promise.all([thread.worker.terminate(), preparer.close()])
     }
   }
 }

@@ -51,6 +51,7 @@ export function invoke (vm: ContractVm, prepared: PreparedModule, storage: MapSt
   const out = vm.call({
     code: prepared.code,
     codeHash: prepared.codeHash,
+    callBaseGas: prepared.callBaseGas,
     method,
     argsJson: '',
     caller: ALICE,

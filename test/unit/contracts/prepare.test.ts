@@ -3,13 +3,30 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import binaryen from 'binaryen'
 import { KithError } from '../../../src/errors.js'
-import { MAX_FUNCTIONS, MAX_MODULE_BYTES, type ContractVm } from '../../../src/contracts/vm/index.js'
+import {
+  GAS, MAX_DATA_BYTES, MAX_DATA_SEGMENTS, MAX_ELEMENT_SEGMENTS, MAX_EXPORTS, MAX_FUNCTIONS, MAX_GLOBALS, MAX_MODULE_BYTES, MAX_TABLE_ENTRIES,
+  type ContractVm
+} from '../../../src/contracts/vm/index.js'
 import { BASE_FEATURES, IMPORTS, MapStorage, VMS, invoke, wat } from './helpers.js'
 
 const F = binaryen.Features
 const ok = '(func (export "run"))'
 
+const times = (n: number, item: (i: number) => string): string => Array.from({ length: n }, (_, i) => item(i)).join(' ')
+
 const refusals: Array<[string, () => Uint8Array, RegExp]> = [
+  // every call instantiates the module afresh: what that costs is capped (issue 25, item 3)
+  ['a table of 10,000,000 entries', () => wat(`(module (table 10000000 funcref) ${ok})`), /table entries: 10000000, more than 1024/],
+  ['a table whose maximum is over the cap', () => wat(`(module (table 1 ${MAX_TABLE_ENTRIES + 1} funcref) ${ok})`), /table maximum: 1025, more than 1024/],
+  ['two tables', () => wat(`(module (table 1 funcref) (table 1 funcref) ${ok})`, BASE_FEATURES | F.ReferenceTypes), /tables: 2, more than 1/],
+  ['too many globals', () => wat(`(module ${times(MAX_GLOBALS + 1, (i) => `(global $g${i} i32 (i32.const 0))`)} ${ok})`), /globals: 129, more than 128/],
+  ['too many exports', () => wat(`(module (func $f) ${times(MAX_EXPORTS, (i) => `(export "e${i}" (func $f))`)} ${ok})`), /exports: 129, more than 128/],
+  ['too many data segments', () => wat(`(module (memory 1 1) ${times(MAX_DATA_SEGMENTS + 1, (i) => `(data (i32.const ${i}) "x")`)} ${ok})`), /data segments: 257, more than 256/],
+  ['too many data bytes', () => wat(`(module (memory 2 2) (data (i32.const 0) "${'x'.repeat(MAX_DATA_BYTES + 1)}") ${ok})`), /data segment bytes: 65537, more than 65536/],
+  ['a passive data segment', () => wat(`(module (memory 1 1) (data "x") ${ok})`), /data segments must be active/],
+  ['too many element segments', () => wat(`(module (table 64 funcref) (func $f) ${times(MAX_ELEMENT_SEGMENTS + 1, (i) => `(elem (i32.const ${i}) $f)`)} ${ok})`), /element segments: 17, more than 16/],
+  ['a passive element segment', () => wat(`(module (table 1 funcref) (func $f) (elem func $f) ${ok})`, BASE_FEATURES | F.ReferenceTypes), /element segments must be active/],
+  ['a table import', () => wat(`(module (import "env" "table" (table 1 funcref)) ${ok})`), /table imports/],
   ['invalid bytes', () => new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 99]), /not a valid WebAssembly module/],
   ['an f64 operation', () => wat(`(module (func (export "run") (drop (f64.add (f64.const 1) (f64.const 2)))))`), /only i32 and i64/],
   ['an f32 local', () => wat(`(module (func (export "run") (local f32)))`), /local that is not i32 or i64/],
@@ -43,6 +60,16 @@ for (const [name, makeVm] of VMS) {
         assert.throws(() => vm.prepare(build()), (err: unknown) => err instanceof KithError && err.code === 'TX_INVALID' && reason.test(err.message))
       })
     }
+
+    test('bills instantiation per call from what the module declares', () => {
+      const module = wat(`(module (memory 3 16) (table 10 funcref) (func $f) (elem (i32.const 0) $f $f)
+        (global $a (mut i32) (i32.const 0)) (global $b i64 (i64.const 0))
+        (data (i32.const 0) "abcd") (data (i32.const 8) "ef") (export "f2" (func $f)) ${ok})`)
+      const per = GAS.instantiation
+      assert.equal(vm.prepare(module).callBaseGas, GAS.callBase + 3 * per.memoryPage + 10 * per.tableEntry + 2 * per.elementEntry +
+        2 * per.global + 2 * per.export + 2 * per.dataSegment + 6 * per.dataByte)
+      assert.equal(vm.prepare(wat(`(module ${ok})`)).callBaseGas, GAS.callBase + per.export)
+    })
 
     test('is deterministic and lists the callable exports, sorted', () => {
       const module = wat(`(module ${IMPORTS} (memory 1 1) (func (export "zeta")) (func (export "alpha") (result i32) (i32.const 1)) (func (export "takes") (param i32)))`)

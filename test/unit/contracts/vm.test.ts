@@ -89,7 +89,7 @@ for (const [name, makeVm] of VMS) {
     test('out of gas: gasUsed is the limit and nothing is written', () => {
       const out = run('write_then_spin', { gasLimit: 50_000 })
       assert.deepEqual(out, { ok: false, gasUsed: 50_000, error: 'out of gas' })
-      assert.deepEqual(run('spin', { gasLimit: GAS.callBase - 1 }), { ok: false, gasUsed: GAS.callBase - 1, error: 'out of gas' })
+      assert.deepEqual(run('spin', { gasLimit: mod.callBaseGas - 1 }), { ok: false, gasUsed: mod.callBaseGas - 1, error: 'out of gas' })
     })
 
     test('an infinite loop stops at the largest gas limit', () => {
@@ -107,7 +107,7 @@ for (const [name, makeVm] of VMS) {
     test('memory: growth stops at the declared maximum and is charged per page; a fill bomb runs out of gas', () => {
       const grown = run('grow_all')
       assert.ok(grown.ok)
-      assert.ok(grown.gasUsed > GAS.callBase + 15 * GAS.memoryGrowPage)
+      assert.ok(grown.gasUsed > mod.callBaseGas + 15 * GAS.memoryGrowPage)
       assert.deepEqual(run('fill_forever', { gasLimit: MAX_GAS_LIMIT }), { ok: false, gasUsed: MAX_GAS_LIMIT, error: 'out of gas' })
       const oob = run('fill_out_of_bounds')
       assert.equal(!oob.ok && oob.error, 'trap')
@@ -146,8 +146,8 @@ for (const [name, makeVm] of VMS) {
     test('failures are fixed categories', () => {
       assert.equal((run('bad_pointer') as { error: string }).error, 'memory access out of bounds')
       assert.equal((run('trap') as { error: string }).error, 'trap')
-      assert.deepEqual(run('nope'), { ok: false, gasUsed: GAS.callBase, error: 'method not found: nope' })
-      assert.deepEqual(run('kith_gas'), { ok: false, gasUsed: GAS.callBase, error: 'method not found: kith_gas' })
+      assert.deepEqual(run('nope'), { ok: false, gasUsed: mod.callBaseGas, error: 'method not found: nope' })
+      assert.deepEqual(run('kith_gas'), { ok: false, gasUsed: mod.callBaseGas, error: 'method not found: kith_gas' })
     })
 
     test('arguments: strings as their text, anything else as JSON', () => {

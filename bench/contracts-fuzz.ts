@@ -1,0 +1,112 @@
+/**
+ * What a unit of gas costs in time, at its worst: the block gas bound (200,000,000) is sized on
+ * ~2.5 ns per gas (docs/contracts.md), so no call may run much slower per gas than that.
+ *
+ * 1. Instantiation: modules at each cap of prepare (memory, table and elements, globals, exports,
+ *    data segments, data bytes, and all at once), called with a method that does nothing: the
+ *    time of a call against the callBaseGas it pays.
+ * 2. Single operations in a loop that runs until the largest gas limit is spent (the cheapest
+ *    ways to buy a call out of compiled code: memory.grow(0), a 0-byte fill, a host call, a call).
+ * 3. Random modules (the fuzzer's, test/unit/contracts/fuzz-modules.ts), each run with the
+ *    largest gas limit: the worst ns per gas found, among calls of at least 100,000 gas (below
+ *    that a call's fixed cost, bounded by the block's transaction count, dominates).
+ *
+ * Run: `node dist/bench/contracts-fuzz.js [modules=2000] [seed=1]`. Exits 1 when a figure is over
+ * the budget.
+ */
+import { fileURLToPath } from 'node:url'
+import { createInlineVm, GAS, MAX_DATA_BYTES, MAX_DATA_SEGMENTS, MAX_EXPORTS, MAX_GAS_LIMIT, MAX_GLOBALS, MAX_TABLE_ENTRIES, type ContractVm, type PreparedModule } from '../src/contracts/vm/index.js'
+import { randomModule } from '../test/unit/contracts/fuzz-modules.js'
+import { IMPORTS, wat } from '../test/unit/contracts/helpers.js'
+
+/** ns per gas the block gas bound assumes (200,000,000 gas ≈ 0.5 s of re-execution). */
+export const BUDGET_NS_PER_GAS = 2.5
+const MIN_GAS_FOR_RATE = 100_000
+
+const times = (n: number, item: (i: number) => string): string => Array.from({ length: n }, (_, i) => item(i)).join(' ')
+const ok = '(func (export "run"))'
+
+/** Modules at the instantiation caps. */
+export const CAP_MODULES: Record<string, string> = {
+  'empty module': `(module ${ok})`,
+  'memory: 16 initial pages': `(module (memory 16 16) ${ok})`,
+  [`table: ${MAX_TABLE_ENTRIES} entries, all initialised`]: `(module (table ${MAX_TABLE_ENTRIES} funcref) (func $f) (elem (i32.const 0) ${times(MAX_TABLE_ENTRIES, () => '$f')}) ${ok})`,
+  [`globals: ${MAX_GLOBALS} mutable i64`]: `(module ${times(MAX_GLOBALS, (i) => `(global $g${i} (mut i64) (i64.const ${i}))`)} ${ok})`,
+  [`exports: ${MAX_EXPORTS} distinct functions`]: `(module ${times(MAX_EXPORTS - 1, (i) => `(func (export "e${i}"))`)} ${ok})`,
+  [`exports: ${MAX_EXPORTS} mutable i64 globals`]: `(module ${times(MAX_EXPORTS - 1, (i) => `(global $g${i} (export "g${i}") (mut i64) (i64.const 0))`)} ${ok})`,
+  [`data: ${MAX_DATA_SEGMENTS} segments`]: `(module (memory 1 1) ${times(MAX_DATA_SEGMENTS, (i) => `(data (i32.const ${i * 16}) "0123456789abcdef")`)} ${ok})`,
+  [`data: ${MAX_DATA_BYTES} bytes in 1 page`]: `(module (memory 1 1) (data (i32.const 0) "${'x'.repeat(MAX_DATA_BYTES)}") ${ok})`,
+  'all caps at once': `(module (memory 16 16) (table ${MAX_TABLE_ENTRIES} funcref) (func $f) (elem (i32.const 0) ${times(MAX_TABLE_ENTRIES, () => '$f')})
+    ${times(MAX_GLOBALS, (i) => `(global $g${i} (mut i64) (i64.const ${i}))`)}
+    ${times(MAX_EXPORTS - 1, (i) => `(func (export "e${i}"))`)}
+    ${times(MAX_DATA_SEGMENTS - 1, (i) => `(data (i32.const ${i * 16}) "0123456789abcdef")`)}
+    (data (i32.const 8192) "${'x'.repeat(MAX_DATA_BYTES - 16 * (MAX_DATA_SEGMENTS - 1))}") ${ok})`
+}
+
+/** Loop bodies, each run until MAX_GAS_LIMIT is spent. */
+export const OPERATIONS: Record<string, string> = {
+  'memory.grow(0)': '(drop (memory.grow (i32.const 0)))',
+  'memory.fill of 0 bytes': '(memory.fill (i32.const 0) (i32.const 0) (i32.const 0))',
+  'memory.copy of 0 bytes': '(memory.copy (i32.const 0) (i32.const 8) (i32.const 0))',
+  'host call (balance)': '(drop (call $balance))',
+  'storage_set of a 1-byte key': '(call $storage_set (i32.const 0) (i32.const 1) (i32.const 0) (i32.const 0))',
+  'call of an empty function': '(call $empty)',
+  'i32.add to a global': '(global.set $g (i32.add (global.get $g) (i32.const 1)))'
+}
+
+export interface Figure { name: string, gas: number, ns: number, nsPerGas: number }
+
+function call (vm: ContractVm, p: PreparedModule, gasLimit: number): { gasUsed: number, ns: number } {
+  const started = process.hrtime.bigint()
+  const out = vm.call({ code: p.code, codeHash: p.codeHash, callBaseGas: p.callBaseGas, method: 'run', argsJson: '', caller: 'a'.repeat(64), contractId: 'bench', amount: 0, balance: 0, gasLimit, blockHeight: 1 }, { get: () => undefined })
+  return { gasUsed: out.gasUsed, ns: Number(process.hrtime.bigint() - started) }
+}
+
+/** The median time of `rounds` calls of a module at the caps. */
+export function instantiationFigures (vm: ContractVm, rounds = 200): Figure[] {
+  return Object.entries(CAP_MODULES).map(([name, text]) => {
+    const p = vm.prepare(wat(text))
+    for (let i = 0; i < 20; i++) call(vm, p, MAX_GAS_LIMIT)
+    const ns = Array.from({ length: rounds }, () => call(vm, p, MAX_GAS_LIMIT).ns).sort((a, b) => a - b)[rounds >> 1]
+    return { name, gas: p.callBaseGas, ns, nsPerGas: ns / p.callBaseGas }
+  })
+}
+
+/** The best of 5 runs of each operation's loop, against the gas it spent. */
+export function operationFigures (vm: ContractVm): Figure[] {
+  return Object.entries(OPERATIONS).map(([name, body]) => {
+    const p = vm.prepare(wat(`(module ${IMPORTS} (memory 1 1) (data (i32.const 0) "k") (global $g (mut i32) (i32.const 0)) (func $empty)
+      (func (export "run") (loop $l ${body} (br $l))))`))
+    const runs = Array.from({ length: 5 }, () => call(vm, p, MAX_GAS_LIMIT))
+    const best = runs.reduce((a, b) => (a.ns <= b.ns ? a : b))
+    return { name: `loop of ${name}`, gas: best.gasUsed, ns: best.ns, nsPerGas: best.ns / best.gasUsed }
+  })
+}
+
+/** The worst ns per gas among `modules` random modules run with the largest gas limit (compiled, then the best of 3 runs each, to drop noise). */
+export function fuzzWorst (vm: ContractVm, modules: number, seed: number): Figure & { seed: number } {
+  let worst: Figure & { seed: number } = { name: 'none', gas: 0, ns: 0, nsPerGas: 0, seed }
+  for (let s = seed; s < seed + modules; s++) {
+    const p = vm.prepare(randomModule(s).wasm)
+    call(vm, p, MAX_GAS_LIMIT) // compiles it: the first call's compile is measured apart (docs/contracts.md)
+    const runs = Array.from({ length: 3 }, () => call(vm, p, MAX_GAS_LIMIT))
+    const best = runs.reduce((a, b) => (a.ns <= b.ns ? a : b))
+    if (best.gasUsed < MIN_GAS_FOR_RATE) continue
+    const nsPerGas = best.ns / best.gasUsed
+    if (nsPerGas > worst.nsPerGas) worst = { name: `random module, seed ${s}`, gas: best.gasUsed, ns: best.ns, nsPerGas, seed: s }
+  }
+  return worst
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const modules = Number(process.argv[2] ?? 2000)
+  const seed = Number(process.argv[3] ?? 1)
+  const vm = await createInlineVm()
+  const rows = [...instantiationFigures(vm), ...operationFigures(vm), fuzzWorst(vm, modules, seed)]
+  await vm.close()
+  const f = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFractionDigits: d })
+  console.log(`budget: ${BUDGET_NS_PER_GAS} ns per gas (callBase ${f(GAS.callBase)} gas); inline VM, median (instantiation), best of 5 (loops) or of 3 (random)\n`)
+  console.log('| module | gas | µs per call | ns per gas |\n|---|--:|--:|--:|')
+  for (const r of rows) console.log(`| ${r.name} | ${f(r.gas)} | ${f(r.ns / 1000, 1)} | ${f(r.nsPerGas, 2)} |`)
+  if (rows.some((r) => r.nsPerGas > BUDGET_NS_PER_GAS)) process.exitCode = 1
+}
