@@ -2,6 +2,8 @@
  * The one place that maps typed errors to HTTP statuses and the `{"error": "..."}` body.
  * 5xx answers never carry internal detail.
  */
+import { STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
 import { KithError, type ErrorCode } from '../errors.js'
@@ -13,6 +15,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   NOT_FOUND: 404,
   UNAUTHORIZED: 401,
   RATE_LIMITED: 429,
+  HTTP_REQUEST_TIMEOUT: 408,
+  HTTP_HEADERS_TOO_LARGE: 431,
   TX_MALFORMED: 400,
   TX_BAD_SIGNATURE: 400,
   TX_BAD_TIMESTAMP: 400,
@@ -85,4 +89,31 @@ export function errorAnswer (err: unknown, log: Logger, context: Record<string, 
   }
   log.error({ err, ...context }, 'request failed')
   return { status: 500, error: 'internal error', retryAfter: false }
+}
+
+/** The refusal of a request the HTTP server dropped before Koa saw it, by Node's error code. */
+function clientErrorRefusal (code: string | undefined): KithError {
+  switch (code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT': return new KithError('HTTP_REQUEST_TIMEOUT', 'the request did not arrive in time (SVC_HEADERS_TIMEOUT_MS, SVC_REQUEST_TIMEOUT_MS)')
+    case 'HPE_HEADER_OVERFLOW': return new KithError('HTTP_HEADERS_TOO_LARGE', 'the request head is larger than the server accepts')
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW': return new KithError('BODY_TOO_LARGE', 'the chunk extensions are larger than the server accepts')
+    default: return new KithError('BAD_REQUEST', 'the request is not valid HTTP/1.1')
+  }
+}
+
+/**
+ * The HTTP server's 'clientError': a request its parser refused, a head or request timeout, or a
+ * connection that failed mid-request (a reset). Answered with the usual `{"error"}` body when the
+ * socket can still take one and no answer has begun on it; the socket is dropped either way.
+ * Node has put a no-op error listener on the socket before this runs, so a late reset is absorbed.
+ */
+export function answerClientError (err: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent: boolean } | null }): void {
+  const gone = err.code === 'ECONNRESET' || err.code === 'EPIPE'
+  if (!gone && socket.writable && socket._httpMessage?.headersSent !== true) {
+    const refusal = clientErrorRefusal(err.code)
+    const status = STATUS_BY_CODE[refusal.code]
+    const body = JSON.stringify({ error: refusal.message })
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
 }

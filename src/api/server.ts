@@ -14,7 +14,7 @@ import type { Logger } from 'pino'
 import type { EnvSettings } from '../node/config.js'
 import type { KithNode } from '../node/index.js'
 import { parseOrThrow } from '../validation.js'
-import { errorAnswer, errorMiddleware } from './errors.js'
+import { answerClientError, errorAnswer, errorMiddleware } from './errors.js'
 import { jsonBody, privateMode, rateLimit, RateLimiter, requireBearer, tokenMatches, type AccessOptions } from './middleware.js'
 import { openApiDocument } from './openapi.js'
 import { requestId } from './request-id.js'
@@ -72,7 +72,9 @@ export function createApi (opts: ApiOptions): ApiServer {
     ...operatorRoutes(opts)
   ]
   if (opts.metrics !== undefined) routes.push(metricsRoute(opts.metrics))
-  const gateway = opts.realtime !== undefined ? realtimeGateway(opts, opts.realtime, access, log) : undefined
+  // one bucket per client IP for HTTP requests, SSE opens, WebSocket upgrades and WebSocket messages
+  const addressLimiter = opts.env.rateLimitRps > 0 ? new RateLimiter(opts.env.rateLimitRps) : undefined
+  const gateway = opts.realtime !== undefined ? realtimeGateway(opts, opts.realtime, access, addressLimiter, log) : undefined
   if (gateway !== undefined && opts.realtime !== undefined) routes.push(...realtimeRoutes(gateway, opts.realtime))
   if (!opts.env.disableSwagger) {
     let doc: object | undefined
@@ -88,7 +90,7 @@ export function createApi (opts: ApiOptions): ApiServer {
   app.use(requestId())
   app.use(errorMiddleware(log))
   if (access.private && access.token !== undefined) app.use(privateMode(access))
-  if (opts.env.rateLimitRps > 0) app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps)))
+  if (addressLimiter !== undefined) app.use(rateLimit(addressLimiter))
   app.use(jsonBody(opts.env.maxBodyBytes, { '/feed/publish': Math.max(opts.env.maxBodyBytes, opts.env.maxUploadBytes) }))
   const fixed = new Map<string, (ctx: Context) => Promise<void> | undefined>()
   for (const r of routes) {
@@ -103,6 +105,7 @@ export function createApi (opts: ApiOptions): ApiServer {
 
   const server = createServer(slowClientTimeouts(opts.env), app.callback())
   server.keepAliveTimeout = opts.env.keepAliveTimeoutMs
+  server.on('clientError', answerClientError)
   gateway?.attach(server)
   return {
     server,
@@ -148,7 +151,7 @@ function slowClientTimeouts (env: EnvSettings): ServerOptions {
 }
 
 /** The gateway over this node and mailbox: submit_tx takes the POST /api/tx path, failures the same error map. */
-function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: AccessOptions, log: Logger): RealtimeGateway {
+function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: AccessOptions, addressLimiter: RateLimiter | undefined, log: Logger): RealtimeGateway {
   const { node } = opts
   const relay = opts.relay?.service
   return new RealtimeGateway({
@@ -166,6 +169,7 @@ function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: Acce
     submit: async (tx) => await node.submitTx(tx),
     describeError: (err) => errorAnswer(err, log, { op: 'websocket' }),
     limiter: new RateLimiter(limits.messagesPerSecond),
+    addressLimiter,
     access: { private: access.private && access.token !== undefined, writesNeedToken: access.token !== undefined, tokenMatches: (given) => tokenMatches(given, access) },
     limits,
     protocolVersion: PROTOCOL_VERSION,
