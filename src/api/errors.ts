@@ -68,6 +68,13 @@ export function errorMiddleware (log: Logger) {
         }
       }
     } catch (err) {
+      if (clientWentAway(err)) {
+        // the request stream failed because the client reset: nobody is left to read an answer
+        requestLog(ctx, log).debug({ code: (err as NodeJS.ErrnoException).code, path: ctx.path }, 'client went away mid-request')
+        ctx.status = 400
+        ctx.body = { error: 'the connection was reset before the request was complete' }
+        return
+      }
       const answer = errorAnswer(err, requestLog(ctx, log), { method: ctx.method, path: ctx.path })
       ctx.status = answer.status
       ctx.body = { error: answer.error }
@@ -91,6 +98,26 @@ export function errorAnswer (err: unknown, log: Logger, context: Record<string, 
   return { status: 500, error: 'internal error', retryAfter: false }
 }
 
+/** Codes of a socket or stream that failed because the peer went away (a reset, a close mid-write). */
+const PEER_GONE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'])
+
+/** Whether `err` says the client went away: its fault (or its network's), not the node's. */
+export function clientWentAway (err: unknown): boolean {
+  return err instanceof Error && PEER_GONE_CODES.has((err as NodeJS.ErrnoException).code ?? '')
+}
+
+/**
+ * Koa's 'error' event: what failed once an answer had begun, out of the error mapper's reach.
+ * Koa's default prints it to stderr, which would hand any client that resets mid-answer a way to
+ * fill the operator's console; a client's disconnect is logged at debug, anything else at error.
+ */
+export function answerFailed (log: Logger): (err: Error) => void {
+  return (err) => {
+    if (clientWentAway(err)) log.debug({ code: (err as NodeJS.ErrnoException).code }, 'client went away mid-answer')
+    else log.error({ err }, 'answer failed')
+  }
+}
+
 /** The refusal of a request the HTTP server dropped before Koa saw it, by Node's error code. */
 function clientErrorRefusal (code: string | undefined): KithError {
   switch (code) {
@@ -108,8 +135,7 @@ function clientErrorRefusal (code: string | undefined): KithError {
  * Node has put a no-op error listener on the socket before this runs, so a late reset is absorbed.
  */
 export function answerClientError (err: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent: boolean } | null }): void {
-  const gone = err.code === 'ECONNRESET' || err.code === 'EPIPE'
-  if (!gone && socket.writable && socket._httpMessage?.headersSent !== true) {
+  if (!clientWentAway(err) && socket.writable && socket._httpMessage?.headersSent !== true) {
     const refusal = clientErrorRefusal(err.code)
     const status = STATUS_BY_CODE[refusal.code]
     const body = JSON.stringify({ error: refusal.message })

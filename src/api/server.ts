@@ -14,7 +14,7 @@ import type { Logger } from 'pino'
 import type { EnvSettings } from '../node/config.js'
 import type { KithNode } from '../node/index.js'
 import { parseOrThrow } from '../validation.js'
-import { answerClientError, errorAnswer, errorMiddleware } from './errors.js'
+import { answerClientError, answerFailed, errorAnswer, errorMiddleware } from './errors.js'
 import { jsonBody, privateMode, rateLimit, RateLimiter, requireBearer, tokenMatches, type AccessOptions } from './middleware.js'
 import { openApiDocument } from './openapi.js'
 import { requestId } from './request-id.js'
@@ -83,6 +83,7 @@ export function createApi (opts: ApiOptions): ApiServer {
   if (!opts.env.disableExplorer) routes.push(...explorerRoutes())
 
   const app = new Koa({ proxy: false })
+  app.on('error', answerFailed(log))
   const router = new Router()
   // outermost, so it sees the status every other layer (the error mapper included) settled on
   if (opts.metrics !== undefined) app.use(httpMetrics(opts.metrics, routeTemplates(router, routes)))
