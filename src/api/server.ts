@@ -116,6 +116,9 @@ export function createApi (opts: ApiOptions): ApiServer {
         server.once('error', reject)
         server.listen(port, host, () => { server.off('error', reject); resolve() })
       })
+      // once listening, an 'error' is a failed accept (EMFILE when a flood of connections has taken
+      // every descriptor): that connection is lost, the server goes on; unheard, it would end the process
+      server.on('error', (err: NodeJS.ErrnoException) => log.warn({ code: err.code }, 'accepting a connection failed'))
       return server.address() as AddressInfo
     },
     async close () {

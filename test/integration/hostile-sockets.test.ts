@@ -9,12 +9,16 @@
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readdirSync } from 'node:fs'
 import { request } from 'node:http'
+import { promisify } from 'node:util'
 import { newAccount, transfer } from '../../src/client/index.js'
 import { errorMessage, http, startNode, startSidecar, stopAllNodes, waitFor, type NodeProcess, type SidecarProcess } from '../helpers/node-process.js'
 import { clientTextFrame, RawSocket, upgradeHead } from '../helpers/raw-socket.js'
 import { WsClient } from '../helpers/realtime-client.js'
 
+const run = promisify(execFile)
 const TOKEN = 'hostile-sockets-token'
 /** the per-IP bucket of the rate-limited node: 5 a second, bursts of 10 */
 const RPS = 5
@@ -210,6 +214,24 @@ describe('hostile sockets: a reset at any stage never takes the node down', { ti
     const garbage = await RawSocket.open(port)
     await garbage.write(Buffer.alloc(4096, 0xff))
     garbage.reset()
+    await assertServing(pub)
+  })
+
+  test('a flood of connections past the descriptor limit: the excess is dropped, the node serves again once it ends', async () => {
+    const held = readdirSync(`/proc/${pub.pid}/fd`).length
+    const [soft, hard] = (await run('prlimit', ['--pid', String(pub.pid), '--nofile', '--output=SOFT,HARD', '--noheadings'])).stdout.trim().split(/\s+/)
+    await run('prlimit', ['--pid', String(pub.pid), `--nofile=${held + 16}:${hard}`])
+    const flood: RawSocket[] = []
+    try {
+      for (let i = 0; i < 64; i++) flood.push(await RawSocket.open(pub.port))
+      // past the limit the node's accepts fail (EMFILE); libuv accepts and closes the excess
+      await waitFor(() => flood.some((raw) => raw.closed), 15_000, { message: 'a connection over the descriptor limit dropped' })
+      assert.ok(pub.isRunning, pub.tail())
+    } finally {
+      for (const raw of flood) raw.reset()
+      await run('prlimit', ['--pid', String(pub.pid), `--nofile=${soft}:${hard}`])
+    }
+    await waitFor(async () => (await fetch(`${pub.url}/api/netstats`, { signal: AbortSignal.timeout(5000) })).status === 200, 15_000, { message: 'serving again' })
     await assertServing(pub)
   })
 
