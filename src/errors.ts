@@ -9,6 +9,9 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'UNAUTHORIZED'
   | 'RATE_LIMITED'
+  // HTTP connection: what the server's parser and timeouts refuse before any route runs
+  | 'HTTP_REQUEST_TIMEOUT'
+  | 'HTTP_HEADERS_TOO_LARGE'
   // transactions
   | 'TX_MALFORMED'
   | 'TX_BAD_SIGNATURE'

@@ -2,6 +2,8 @@
  * The one place that maps typed errors to HTTP statuses and the `{"error": "..."}` body.
  * 5xx answers never carry internal detail.
  */
+import { STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
 import { KithError, type ErrorCode } from '../errors.js'
@@ -13,6 +15,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   NOT_FOUND: 404,
   UNAUTHORIZED: 401,
   RATE_LIMITED: 429,
+  HTTP_REQUEST_TIMEOUT: 408,
+  HTTP_HEADERS_TOO_LARGE: 431,
   TX_MALFORMED: 400,
   TX_BAD_SIGNATURE: 400,
   TX_BAD_TIMESTAMP: 400,
@@ -74,6 +78,13 @@ export function errorMiddleware (log: Logger) {
         }
       }
     } catch (err) {
+      if (clientWentAway(err)) {
+        // the request stream failed because the client reset: nobody is left to read an answer
+        requestLog(ctx, log).debug({ code: (err as NodeJS.ErrnoException).code, path: ctx.path }, 'client went away mid-request')
+        ctx.status = 400
+        ctx.body = { error: 'the connection was reset before the request was complete' }
+        return
+      }
       const answer = errorAnswer(err, requestLog(ctx, log), { method: ctx.method, path: ctx.path })
       ctx.status = answer.status
       ctx.body = { error: answer.error }
@@ -107,4 +118,50 @@ export function errorAnswer (err: unknown, log: Logger, context: Record<string, 
   }
   log.error({ err, ...context }, 'request failed')
   return { status: 500, error: 'internal error', retryAfter: false }
+}
+
+/** Codes of a socket or stream that failed because the peer went away (a reset, a close mid-write). */
+const PEER_GONE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'])
+
+/** Whether `err` says the client went away: its fault (or its network's), not the node's. */
+export function clientWentAway (err: unknown): boolean {
+  return err instanceof Error && PEER_GONE_CODES.has((err as NodeJS.ErrnoException).code ?? '')
+}
+
+/**
+ * Koa's 'error' event: what failed once an answer had begun, out of the error mapper's reach.
+ * Koa's default prints it to stderr, which would hand any client that resets mid-answer a way to
+ * fill the operator's console; a client's disconnect is logged at debug, anything else at error.
+ */
+export function answerFailed (log: Logger): (err: Error) => void {
+  return (err) => {
+    if (clientWentAway(err)) log.debug({ code: (err as NodeJS.ErrnoException).code }, 'client went away mid-answer')
+    else log.error({ err }, 'answer failed')
+  }
+}
+
+/** The refusal of a request the HTTP server dropped before Koa saw it, by Node's error code. */
+function clientErrorRefusal (code: string | undefined): KithError {
+  switch (code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT': return new KithError('HTTP_REQUEST_TIMEOUT', 'the request did not arrive in time (SVC_HEADERS_TIMEOUT_MS, SVC_REQUEST_TIMEOUT_MS)')
+    case 'HPE_HEADER_OVERFLOW': return new KithError('HTTP_HEADERS_TOO_LARGE', 'the request head is larger than the server accepts')
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW': return new KithError('BODY_TOO_LARGE', 'the chunk extensions are larger than the server accepts')
+    default: return new KithError('BAD_REQUEST', 'the request is not valid HTTP/1.1')
+  }
+}
+
+/**
+ * The HTTP server's 'clientError': a request its parser refused, a head or request timeout, or a
+ * connection that failed mid-request (a reset). Answered with the usual `{"error"}` body when the
+ * socket can still take one and no answer has begun on it; the socket is dropped either way.
+ * Node has put a no-op error listener on the socket before this runs, so a late reset is absorbed.
+ */
+export function answerClientError (err: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent: boolean } | null }): void {
+  if (!clientWentAway(err) && socket.writable && socket._httpMessage?.headersSent !== true) {
+    const refusal = clientErrorRefusal(err.code)
+    const status = STATUS_BY_CODE[refusal.code]
+    const body = JSON.stringify({ error: refusal.message })
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
 }

@@ -16,7 +16,7 @@ import type { EnvSettings } from '../node/config.js'
 import type { KithNode } from '../node/index.js'
 import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
-import { errorAnswer, errorMiddleware } from './errors.js'
+import { answerClientError, answerFailed, errorAnswer, errorMiddleware } from './errors.js'
 import { jsonBody, privateMode, rateLimit, RateLimiter, requireBearer, tokenMatches, type AccessOptions } from './middleware.js'
 import { openApiDocument } from './openapi.js'
 import { requestId } from './request-id.js'
@@ -74,7 +74,9 @@ export function createApi (opts: ApiOptions): ApiServer {
     ...operatorRoutes(opts)
   ]
   if (opts.metrics !== undefined) routes.push(metricsRoute(opts.metrics))
-  const gateway = opts.realtime !== undefined ? realtimeGateway(opts, opts.realtime, access, log) : undefined
+  // one bucket per client IP for HTTP requests, SSE opens, WebSocket upgrades and WebSocket messages
+  const addressLimiter = opts.env.rateLimitRps > 0 ? new RateLimiter(opts.env.rateLimitRps) : undefined
+  const gateway = opts.realtime !== undefined ? realtimeGateway(opts, opts.realtime, access, addressLimiter, log) : undefined
   if (gateway !== undefined && opts.realtime !== undefined) routes.push(...realtimeRoutes(gateway, opts.realtime))
   if (!opts.env.disableSwagger) {
     let doc: object | undefined
@@ -83,6 +85,7 @@ export function createApi (opts: ApiOptions): ApiServer {
   if (!opts.env.disableExplorer) routes.push(...explorerRoutes())
 
   const app = new Koa({ proxy: false })
+  app.on('error', answerFailed(log))
   const router = new Router()
   // outermost, so it sees the status every other layer (the error mapper included) settled on
   if (opts.metrics !== undefined) app.use(httpMetrics(opts.metrics, routeTemplates(router, routes)))
@@ -90,7 +93,7 @@ export function createApi (opts: ApiOptions): ApiServer {
   app.use(requestId())
   app.use(errorMiddleware(log))
   if (access.private && access.token !== undefined) app.use(privateMode(access))
-  if (opts.env.rateLimitRps > 0) app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps)))
+  if (addressLimiter !== undefined) app.use(rateLimit(addressLimiter))
   app.use(jsonBody(opts.env.maxBodyBytes, { '/feed/publish': Math.max(opts.env.maxBodyBytes, opts.env.maxUploadBytes) }))
   const fixed = new Map<string, (ctx: Context) => Promise<void> | undefined>()
   for (const r of routes) {
@@ -115,6 +118,9 @@ export function createApi (opts: ApiOptions): ApiServer {
         server.once('error', reject)
         server.listen(port, host, () => { server.off('error', reject); resolve() })
       })
+      // once listening, an 'error' is a failed accept (EMFILE when a flood of connections has taken
+      // every descriptor): that connection is lost, the server goes on; unheard, it would end the process
+      server.on('error', (err: NodeJS.ErrnoException) => log.warn({ code: err.code }, 'accepting a connection failed'))
       return server.address() as AddressInfo
     },
     async close () {
@@ -171,7 +177,7 @@ function answerClientError (err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 /** The gateway over this node and mailbox: submit_tx takes the POST /api/tx path, failures the same error map. */
-function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: AccessOptions, log: Logger): RealtimeGateway {
+function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: AccessOptions, addressLimiter: RateLimiter | undefined, log: Logger): RealtimeGateway {
   const { node } = opts
   const relay = opts.relay?.service
   return new RealtimeGateway({
@@ -189,6 +195,7 @@ function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: Acce
     submit: async (tx) => await node.submitTx(tx),
     describeError: (err) => errorAnswer(err, log, { op: 'websocket' }),
     limiter: new RateLimiter(limits.messagesPerSecond),
+    addressLimiter,
     access: { private: access.private && access.token !== undefined, writesNeedToken: access.token !== undefined, tokenMatches: (given) => tokenMatches(given, access) },
     limits,
     protocolVersion: PROTOCOL_VERSION,

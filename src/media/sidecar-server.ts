@@ -191,6 +191,8 @@ export async function startSidecar (opts: SidecarOptions): Promise<Sidecar> {
     server.once('error', reject)
     server.listen(opts.port, opts.host, () => { server.off('error', reject); resolve() })
   })
+  // once listening, an 'error' is a failed accept (EMFILE): that connection is lost, the sidecar goes on
+  server.on('error', (err: NodeJS.ErrnoException) => log.warn({ code: err.code }, 'accepting a connection failed'))
   const address = server.address() as AddressInfo
   const shownHost = address.family === 'IPv6' ? (address.address === '::' ? 'localhost' : `[${address.address}]`) : (address.address === '0.0.0.0' ? '127.0.0.1' : address.address)
   const url = `http://${shownHost}:${address.port}`

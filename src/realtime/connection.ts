@@ -35,6 +35,16 @@ export interface MailboxSource {
   page (pub: string, from: { since?: number, after?: string, limit: number }): { items: InboxEvent[], hasMore: boolean }
 }
 
+/** A token bucket per client address; `retryAfterSeconds` says when a refused client may try again. */
+export interface AddressLimiter {
+  admit (ip: string): { allowed: boolean, retryAfterSeconds: number }
+}
+
+/** The per-IP bucket's refusal, worded as the HTTP one. */
+export function addressRateLimited (retryAfterSeconds: number): KithError {
+  return new KithError('RATE_LIMITED', `too many requests from this address; slow down (retry after ${retryAfterSeconds} s)`)
+}
+
 /** What every connection of a gateway shares. */
 export interface ConnectionContext {
   hub: Hub
@@ -45,6 +55,11 @@ export interface ConnectionContext {
   describeError (err: unknown): { status: number, error: string }
   /** per-connection message rate (a token bucket keyed by connection id) */
   limiter: { take (key: string): boolean }
+  /**
+   * The API's per-IP bucket (SVC_RATE_LIMIT_RPS), shared with HTTP requests, upgrades and SSE
+   * opens: every client message takes a token from it, as an HTTP request does. Absent: no limit.
+   */
+  addressLimiter?: AddressLimiter
   mailbox: MailboxSource | undefined
   /** token-writes mode: submit_tx needs the token given on the upgrade */
   writesNeedToken: boolean
@@ -73,7 +88,8 @@ export class Connection implements Subscriber {
   constructor (
     private readonly ctx: ConnectionContext,
     private readonly sink: Sink,
-    readonly info: { id: string, tokenAccepted: boolean },
+    /** `ip`: the client address, the key of the per-IP bucket */
+    readonly info: { id: string, tokenAccepted: boolean, ip: string },
     nonce?: string
   ) {
     this.handshake = new NonceHandshake(nonce)
@@ -138,38 +154,65 @@ export class Connection implements Subscriber {
     this.subscriptions.clear()
   }
 
-  /** A text message from the client. Never throws: every failure is answered with an error message. */
+  /**
+   * A text message from the client. Never throws: every failure is answered with an error message.
+   * Two limits: the connection's own rate, checked before the message is parsed, and the per-IP
+   * bucket every message takes a token from, whatever its op (parsed first, so the refusal names
+   * the op and `req`).
+   */
   onMessage (data: Buffer | string): void {
     if (this.closed) return
     this.lastActivity = this.ctx.now()
     if (!this.ctx.limiter.take(this.info.id)) {
-      if (++this.refusalsInARow >= MAX_REFUSALS_IN_A_ROW) {
-        this.close(CLOSE_CODES.RATE_LIMITED, 'too many messages over the rate limit')
-        return
-      }
-      this.sendError(null, undefined, new KithError('RATE_LIMITED', `too many messages: at most ${this.ctx.limits.messagesPerSecond} a second (bursts of twice that); this one was dropped`))
+      this.refuse(null, undefined, undefined, new KithError('RATE_LIMITED', `too many messages: at most ${this.ctx.limits.messagesPerSecond} a second (bursts of twice that); this one was dropped`))
       return
     }
-    this.refusalsInARow = 0
     let message: unknown
+    let readable = true
     try {
       message = JSON.parse(typeof data === 'string' ? data : data.toString('utf8'))
     } catch {
+      readable = false
+    }
+    const head = readable ? MessageHeadSchema.safeParse(message) : undefined
+    const op = head?.success === true ? head.data.op : null
+    const req = head?.success === true && typeof head.data.req === 'string' && head.data.req.length <= 64 ? head.data.req : undefined
+    const rate = this.ctx.addressLimiter?.admit(this.info.ip)
+    if (rate !== undefined && !rate.allowed) {
+      this.refuse(op, req, message, addressRateLimited(rate.retryAfterSeconds))
+      return
+    }
+    this.refusalsInARow = 0
+    if (!readable) {
       this.sendError(null, undefined, new KithError('BAD_REQUEST', 'message is not valid JSON'))
       return
     }
-    const head = MessageHeadSchema.safeParse(message)
-    if (!head.success) {
+    if (op === null) {
       this.sendError(null, undefined, new KithError('BAD_REQUEST', `a message is a JSON object with an "op" string, one of ${CLIENT_OPS.join(', ')}`))
       return
     }
-    const { op } = head.data
-    const req = typeof head.data.req === 'string' && head.data.req.length <= 64 ? head.data.req : undefined
     try {
       this.dispatch(op, req, message)
     } catch (err) {
       this.sendError(op, req, err)
     }
+  }
+
+  /**
+   * A message dropped by a rate limit: answered in the shape its op answers a failure
+   * (`submit_ack` rejected for submit_tx, else `error`); many in a row close the connection (4029).
+   */
+  private refuse (op: string | null, req: string | undefined, message: unknown, err: KithError): void {
+    if (++this.refusalsInARow >= MAX_REFUSALS_IN_A_ROW) {
+      this.close(CLOSE_CODES.RATE_LIMITED, 'too many messages over the rate limit')
+      return
+    }
+    if (op === 'submit_tx') {
+      const { status, error } = this.ctx.describeError(err)
+      this.sendAck(req, submittedId(message), { status: 'rejected', code: status, error })
+      return
+    }
+    this.sendError(op, req, err)
   }
 
   /** A binary message: the protocol is JSON text only. */
@@ -292,9 +335,8 @@ export class Connection implements Subscriber {
 
   /** The POST /api/tx path; the outcome, accepted or not, comes back as submit_ack with the transaction's id. */
   private async submitTx (req: string | undefined, tx: unknown): Promise<void> {
-    const rawId = typeof tx === 'object' && tx !== null ? (tx as { id?: unknown }).id : undefined
-    const id = typeof rawId === 'string' ? rawId : ''
-    const ack = (fields: Omit<SubmitAckEvent, 'event' | 'id'>): void => this.send({ event: 'submit_ack', ...(req !== undefined ? { req } : {}), id, ...fields })
+    const id = submittedId({ tx })
+    const ack = (fields: Omit<SubmitAckEvent, 'event' | 'id'>): void => this.sendAck(req, id, fields)
     if (this.ctx.writesNeedToken && !this.info.tokenAccepted) {
       ack({ status: 'rejected', code: 401, error: 'this node requires the token for submit_tx: open the WebSocket with ?token=<token>' })
       return
@@ -314,6 +356,10 @@ export class Connection implements Subscriber {
     this.ctx.hub.publish(typingKeys(from, message.to), () => typingFrame(from, message.to, message.state))
   }
 
+  private sendAck (req: string | undefined, id: string, fields: Omit<SubmitAckEvent, 'event' | 'id'>): void {
+    this.send({ event: 'submit_ack', ...(req !== undefined ? { req } : {}), id, ...fields })
+  }
+
   private send (event: { event: string, [member: string]: unknown }): void {
     this.deliver(Frame.of(event))
   }
@@ -323,4 +369,11 @@ export class Connection implements Subscriber {
     const event: ErrorEvent = { event: 'error', op, ...(req !== undefined ? { req } : {}), code: status, error }
     this.send(event)
   }
+}
+
+/** The id of the transaction a submit_tx message carries, "" when it has none (what its submit_ack names). */
+function submittedId (message: unknown): string {
+  const tx = typeof message === 'object' && message !== null ? (message as { tx?: unknown }).tx : undefined
+  const id = typeof tx === 'object' && tx !== null ? (tx as { id?: unknown }).id : undefined
+  return typeof id === 'string' ? id : ''
 }

@@ -11,7 +11,7 @@ import type { Transaction } from '../chain/index.js'
 import { KithError } from '../errors.js'
 import type { InboxEvent } from '../relay/index.js'
 import type { BlockSummary } from '../storage/index.js'
-import { Connection, type ConnectionContext, type MailboxSource } from './connection.js'
+import { Connection, addressRateLimited, type AddressLimiter, type ConnectionContext, type MailboxSource } from './connection.js'
 import { blockFrame, inboxFrame, txFrame, txKeys } from './events.js'
 import { Hub, TopicKeys, type Frame } from './hub.js'
 import type { RealtimeLimits } from './options.js'
@@ -41,6 +41,8 @@ export interface RealtimeOptions {
   submit: ConnectionContext['submit']
   describeError: ConnectionContext['describeError']
   limiter: ConnectionContext['limiter']
+  /** the API's per-IP bucket: an upgrade takes a token as an HTTP request does, and so does every client message */
+  addressLimiter?: AddressLimiter
   /** SVC_API_TOKEN and SVC_API_PRIVATE, decided by the API's access check (one place for HTTP and WebSocket) */
   access: {
     private: boolean
@@ -85,6 +87,7 @@ export class RealtimeGateway {
       submit: opts.submit,
       describeError: opts.describeError,
       limiter: opts.limiter,
+      addressLimiter: opts.addressLimiter,
       mailbox: opts.mailbox,
       writesNeedToken: opts.access.writesNeedToken,
       protocolVersion: opts.protocolVersion,
@@ -170,18 +173,30 @@ export class RealtimeGateway {
     await new Promise<void>((resolve) => this.wss.close(() => resolve()))
   }
 
+  /**
+   * An upgrade request, checked in the order of the HTTP middleware (private-mode token, per-IP
+   * bucket, then the path), then against the connection caps.
+   */
   private upgrade (req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // The HTTP server took its error listener off this socket when it handed the upgrade over:
+    // a reset (ECONNRESET, EPIPE) from here on, a refusal's write included, is ours to absorb.
+    socket.on('error', (err: NodeJS.ErrnoException) => this.log.debug({ code: err.code, path: req.url }, 'upgrade socket error'))
     const url = new URL(req.url ?? '/', 'http://localhost')
-    if (url.pathname !== WS_PATH) { refuseUpgrade(socket, 404, `no WebSocket endpoint at ${url.pathname}; it is ${WS_PATH}`); return }
-    if (this.closing) { refuseUpgrade(socket, 503, 'the node is shutting down'); return }
     const given = url.searchParams.get('token') ?? /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]
     const tokenAccepted = this.opts.access.tokenMatches(given)
     if (this.opts.access.private && !tokenAccepted) { refuseUpgrade(socket, 401, 'this node requires the token: open the WebSocket with ?token=<token>'); return }
     const ip = req.socket.remoteAddress ?? ''
+    const rate = this.opts.addressLimiter?.admit(ip)
+    if (rate !== undefined && !rate.allowed) {
+      refuseUpgrade(socket, 429, addressRateLimited(rate.retryAfterSeconds).message, { 'Retry-After': String(rate.retryAfterSeconds) })
+      return
+    }
+    if (url.pathname !== WS_PATH) { refuseUpgrade(socket, 404, `no WebSocket endpoint at ${url.pathname}; it is ${WS_PATH}`); return }
+    if (this.closing) { refuseUpgrade(socket, 503, 'the node is shutting down'); return }
     try {
       this.admit(ip)
     } catch (err) {
-      refuseUpgrade(socket, err instanceof KithError && err.code === 'RATE_LIMITED' ? 429 : 503, (err as Error).message)
+      refuseUpgrade(socket, err instanceof KithError && err.code === 'RATE_LIMITED' ? 429 : 503, (err as Error).message, { 'Retry-After': '1' })
       return
     }
     // the slot is held from here; the socket's end gives it back, whether or not the upgrade completes
@@ -217,7 +232,7 @@ export class RealtimeGateway {
         if (code === CLOSE_CODES.SLOW_CONSUMER) this.log.info({ id, ip, queuedBytes: ws.bufferedAmount }, 'closed a slow consumer')
         closeSocket(ws, code, reason)
       }
-    }, { id, tokenAccepted })
+    }, { id, tokenAccepted, ip })
     const entry: Socket = { connection, ip, alive: true }
     this.sockets.set(ws, entry)
     ws.on('message', (data, isBinary) => {
@@ -282,8 +297,14 @@ function closeSocket (ws: WebSocket, code: number, reason: string): void {
   setTimeout(() => { if (ws.readyState !== 3) ws.terminate() }, CLOSE_GRACE_MS).unref()
 }
 
-/** Answers an upgrade request with an HTTP error and the usual `{"error"}` body, then drops the socket. */
-function refuseUpgrade (socket: Duplex, status: number, error: string): void {
+/**
+ * Answers an upgrade request with an HTTP error and the usual `{"error"}` body, then drops the
+ * socket once the answer is written: the server keeps sockets half-open, and a client that never
+ * closes its side would otherwise hold this one.
+ */
+function refuseUpgrade (socket: Duplex, status: number, error: string, headers: Record<string, string> = {}): void {
   const body = JSON.stringify({ error })
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')
+  socket.once('finish', () => socket.destroy())
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`)
 }

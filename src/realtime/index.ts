@@ -7,7 +7,7 @@
  * from the `ws` I/O in gateway.ts. Wire formats, caps and close codes: docs/realtime.md.
  */
 export { RealtimeGateway, WS_PATH, type RealtimeOptions, type ChainSource } from './gateway.js'
-export { Connection, type Sink, type MailboxSource, type ConnectionContext } from './connection.js'
+export { Connection, type Sink, type MailboxSource, type ConnectionContext, type AddressLimiter } from './connection.js'
 export { Hub, Frame, TopicKeys, DEFAULT_FANOUT_CHUNK, subscriptionKey, textFrame, type Subscriber, type HubOptions } from './hub.js'
 export { ReplaySeam } from './seam.js'
 export { NonceHandshake, authText, newNonce } from './auth.js'

@@ -41,6 +41,8 @@ export class SseStream implements Subscriber {
 
   constructor (private readonly res: ServerResponse, private readonly maxQueuedBytes: number, private readonly onEnd: () => void) {
     res.once('close', () => this.finish())
+    // a write racing the client's reset (write after end, a destroyed socket) ends the stream, never the process
+    res.on('error', () => this.finish())
   }
 
   get isEnded (): boolean {
@@ -78,6 +80,7 @@ export class SseStream implements Subscriber {
 
   private write (text: string): void {
     if (this.ended) return
+    if (this.res.destroyed || this.res.writableEnded) { this.finish(); return }
     if (this.res.writableLength + text.length > this.maxQueuedBytes) {
       // the reader does not keep up: cut it rather than buffer without bound; it resumes with Last-Event-ID
       this.res.destroy()

@@ -31,11 +31,13 @@ async function trickle (node: NodeProcess, head: string, line: (n: number) => st
   socket.setEncoding('utf8')
   socket.on('data', (chunk: string) => { conn.received += chunk })
   socket.on('error', () => {})
+  await new Promise<void>((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject) })
+  socket.write(head)
+  // started after the head: on a loaded machine the connect can take longer than one interval,
+  // and a line queued before the head makes a request the parser refuses (400), not a slow one
   let n = 0
   const timer = setInterval(() => { if (!socket.destroyed) socket.write(line(n++)) }, TRICKLE_EVERY_MS)
   socket.on('close', () => { conn.closed = true; clearInterval(timer) })
-  await new Promise<void>((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject) })
-  socket.write(head)
   return conn
 }
 

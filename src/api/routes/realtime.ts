@@ -31,6 +31,8 @@ function wsDescription (limits: RealtimeLimits): string {
     '',
     `Caps: ${limits.maxConnectionsPerIp || 'unlimited'} connections per IP (429 on the upgrade), ${limits.maxConnections || 'unlimited'} in all (503), ${limits.maxSubscriptions} subscriptions per connection,`,
     `messages of at most ${limits.maxMessageBytes} bytes (close 1009), ${limits.messagesPerSecond} messages/s (bursts of twice that), a send queue of ${limits.maxQueuedBytes} bytes.`,
+    'The upgrade and every client message also take a token from the per-IP bucket that limits HTTP (SVC_RATE_LIMIT_RPS): an empty bucket refuses the upgrade with 429 and',
+    'Retry-After, and a message with code 429 (`submit_ack` rejected for submit_tx, `error` otherwise).',
     `Close codes: ${CLOSE_CODES.GOING_AWAY} node shutting down, ${CLOSE_CODES.MESSAGE_TOO_BIG} message too big, ${CLOSE_CODES.SLOW_CONSUMER} slow consumer (reconnect and refetch),`,
     `${CLOSE_CODES.IDLE} idle (no subscription, no message for ${limits.idleMs} ms), ${CLOSE_CODES.RATE_LIMITED} rate limit exceeded repeatedly. Pings every ${limits.heartbeatMs} ms; a socket that misses one is cut.`
   ].join('\n')
@@ -48,7 +50,7 @@ export function realtimeRoutes (gateway: RealtimeGateway, limits: RealtimeLimits
         101: { description: 'Switching Protocols: the WebSocket is open' },
         401: { description: 'fully private mode without `?token=`', schema: ErrorSchema },
         426: { description: 'a plain GET without the upgrade', schema: ErrorSchema },
-        429: { description: 'too many connections from this address', schema: ErrorSchema },
+        429: { description: 'too many connections or requests from this address (Retry-After)', schema: ErrorSchema },
         503: { description: 'connection cap reached, or the node is shutting down', schema: ErrorSchema }
       },
       handler: ({ ctx }) => {
@@ -73,7 +75,7 @@ export function realtimeRoutes (gateway: RealtimeGateway, limits: RealtimeLimits
         200: { description: 'the event stream', contentType: 'text/event-stream', schema: z.string() },
         400: { description: 'unknown topic or bad Last-Event-ID', schema: ErrorSchema },
         401: { description: 'token required, or a mailbox under SVC_RELAY_READ_AUTH', schema: ErrorSchema },
-        429: { description: 'too many connections from this address', schema: ErrorSchema }
+        429: { description: 'too many connections or requests from this address (Retry-After)', schema: ErrorSchema }
       },
       handler: ({ ctx, query }) => {
         if (ctx.get('upgrade').toLowerCase() === 'websocket') throw new KithError('BAD_REQUEST', 'the WebSocket is at /api/ws')

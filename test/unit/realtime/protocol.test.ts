@@ -41,7 +41,7 @@ function context (over: Partial<ConnectionContext> = {}, limits: Partial<Realtim
 }
 
 function connection (ctx: ConnectionContext, sink = new FakeSink()): { conn: Connection, sink: FakeSink } {
-  const conn = new Connection(ctx, sink, { id: 'c1', tokenAccepted: true })
+  const conn = new Connection(ctx, sink, { id: 'c1', tokenAccepted: true, ip: '192.0.2.1' })
   conn.hello()
   return { conn, sink }
 }
@@ -174,6 +174,30 @@ describe('connection protocol', () => {
     assert.equal(sink.closedWith?.code, CLOSE_CODES.RATE_LIMITED)
   })
 
+  test('the per-IP bucket: every message takes a token from its address; a refusal answers in the op\'s shape', async () => {
+    const taken: string[] = []
+    let tokens = 3
+    const ctx = context({
+      describeError: (err) => err instanceof KithError && err.code === 'RATE_LIMITED' ? { status: 429, error: err.message } : { status: 400, error: 'x' },
+      addressLimiter: { admit: (ip) => { taken.push(ip); return { allowed: tokens-- > 0, retryAfterSeconds: 2 } } }
+    })
+    const { conn, sink } = connection(ctx)
+    conn.onMessage('{"op":"ping","req":"p1"}')
+    conn.onMessage('not json')
+    conn.onMessage('{"op":"subscribe","topic":"blocks","req":"s1"}')
+    assert.deepEqual(taken, ['192.0.2.1', '192.0.2.1', '192.0.2.1'], 'valid or not, each message took a token of its address')
+    assert.deepEqual(sink.sent.slice(1).map((m) => m.event), ['pong', 'error', 'subscribed'])
+    conn.onMessage(JSON.stringify({ op: 'submit_tx', req: 'r', tx: { id: 'tx-7' } }))
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.deepEqual([sink.last()?.event, sink.last()?.id, sink.last()?.status, sink.last()?.code, sink.last()?.req], ['submit_ack', 'tx-7', 'rejected', 429, 'r'])
+    assert.match(String(sink.last()?.error), /too many requests from this address.*retry after 2 s/)
+    conn.onMessage('{"op":"subscribe","topic":"txs","req":"s2"}')
+    assert.deepEqual([sink.last()?.event, sink.last()?.op, sink.last()?.req, sink.last()?.code], ['error', 'subscribe', 's2', 429])
+    assert.equal(ctx.hub.count('txs'), 0, 'the refused subscription was not made')
+    for (let i = 0; i < 60 && sink.closedWith === undefined; i++) conn.onMessage('{"op":"ping"}')
+    assert.equal(sink.closedWith?.code, CLOSE_CODES.RATE_LIMITED, 'refused in a row by the address bucket, the connection is closed')
+  })
+
   test('subscription cap; idle only without subscriptions', () => {
     const ctx = context({}, { maxSubscriptions: 1, idleMs: 1000 })
     const { conn, sink } = connection(ctx)
@@ -189,7 +213,7 @@ describe('connection protocol', () => {
   test('submit_tx: token-writes mode without the token is refused with 401 and the transaction id', async () => {
     const ctx = context({ writesNeedToken: true })
     const sink = new FakeSink()
-    const conn = new Connection(ctx, sink, { id: 'c', tokenAccepted: false })
+    const conn = new Connection(ctx, sink, { id: 'c', tokenAccepted: false, ip: '192.0.2.1' })
     conn.onMessage(JSON.stringify({ op: 'submit_tx', req: 'r', tx: { id: 'tx-9' } }))
     await new Promise((resolve) => setImmediate(resolve))
     assert.deepEqual([sink.last()?.event, sink.last()?.id, sink.last()?.status, sink.last()?.code, sink.last()?.req], ['submit_ack', 'tx-9', 'rejected', 401, 'r'])
