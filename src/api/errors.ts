@@ -161,7 +161,10 @@ export function answerClientError (err: NodeJS.ErrnoException, socket: Duplex & 
     const refusal = clientErrorRefusal(err.code)
     const status = STATUS_BY_CODE[refusal.code]
     const body = JSON.stringify({ error: refusal.message })
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    // end, not destroy straight away: a destroy can discard the answer before it reaches the kernel
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    socket.once('finish', () => socket.destroy())
+    return
   }
   socket.destroy()
 }

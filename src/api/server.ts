@@ -6,9 +6,8 @@
  * can act: optional middleware is mounted only when enabled, and routes with a fixed path are
  * found by one map lookup before the router, whose matching tests every route's pattern in turn.
  */
-import { createServer, STATUS_CODES, type Server, type ServerOptions } from 'node:http'
+import { createServer, type Server, type ServerOptions } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Duplex } from 'node:stream'
 import Koa, { type Context } from 'koa'
 import Router from '@koa/router'
 import type { Logger } from 'pino'
@@ -154,26 +153,6 @@ function slowClientTimeouts (env: EnvSettings): ServerOptions {
     requestTimeout: env.requestTimeoutMs,
     connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(env.headersTimeoutMs / 4)))
   }
-}
-
-/**
- * Requests node's HTTP parser refuses before any route sees them (a malformed request line or
- * header, conflicting framing, a head too large, a timeout) answered as every other error is,
- * `{"error": "..."}`, with the statuses node itself would give; a socket already answered on is
- * only closed.
- */
-function answerClientError (err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable || (socket as Duplex & { bytesWritten?: number }).bytesWritten !== 0) {
-    socket.destroy()
-    return
-  }
-  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408
-      : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413
-        : 400
-  const error = status === 431 ? 'request head too large' : status === 408 ? 'request not received in time' : status === 413 ? 'chunk extensions too large' : 'malformed HTTP request'
-  const body = JSON.stringify({ error })
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
 }
 
 /** The gateway over this node and mailbox: submit_tx takes the POST /api/tx path, failures the same error map. */
