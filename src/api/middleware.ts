@@ -103,7 +103,8 @@ export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number, at: number }>()
   private lastSweep = 0
 
-  constructor (private readonly rps: number, private readonly now: () => number = Date.now) {}
+  /** `keyOf` maps what callers pass to the bucket it draws on (client addresses: an IPv6 /64 is one client) */
+  constructor (private readonly rps: number, private readonly now: () => number = Date.now, private readonly keyOf: (key: string) => string = (key) => key) {}
 
   take (key: string): boolean {
     return this.admit(key).allowed
@@ -118,6 +119,7 @@ export class RateLimiter {
     if (this.rps <= 0) return { allowed: true, limit: 0, remaining: 0, resetSeconds: 0, retryAfterSeconds: 0 }
     const now = this.now()
     if (now - this.lastSweep > 10_000) this.sweep(now, burst)
+    key = this.keyOf(key)
     const bucket = this.buckets.get(key) ?? { tokens: burst, at: now }
     bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * this.rps)
     bucket.at = now

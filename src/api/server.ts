@@ -26,7 +26,7 @@ import { identityRoutes } from './routes/identity.js'
 import { onboardingRoutes, type OnboardingOptions } from './routes/onboarding.js'
 import { operatorRoutes } from './routes/operator.js'
 import { relayRoutes } from './routes/relay.js'
-import type { RelayService } from '../relay/index.js'
+import { clientAddressKey, type RelayService } from '../relay/index.js'
 import type { FeedService } from '../feed/index.js'
 import { feedRoutes } from './routes/feed.js'
 import { swaggerRoutes } from './swagger.js'
@@ -74,7 +74,7 @@ export function createApi (opts: ApiOptions): ApiServer {
   ]
   if (opts.metrics !== undefined) routes.push(metricsRoute(opts.metrics))
   // one bucket per client IP for HTTP requests, SSE opens, WebSocket upgrades and WebSocket messages
-  const addressLimiter = opts.env.rateLimitRps > 0 ? new RateLimiter(opts.env.rateLimitRps) : undefined
+  const addressLimiter = opts.env.rateLimitRps > 0 ? new RateLimiter(opts.env.rateLimitRps, Date.now, clientAddressKey) : undefined
   const gateway = opts.realtime !== undefined ? realtimeGateway(opts, opts.realtime, access, addressLimiter, log) : undefined
   if (gateway !== undefined && opts.realtime !== undefined) routes.push(...realtimeRoutes(gateway, opts.realtime))
   if (!opts.env.disableSwagger) {

@@ -6,6 +6,7 @@ import {
   PostParamsSchema, PostStatsSchema, PublishRequestSchema, PublishResponseSchema, StatsQuerySchema, TagParamsSchema, TimelineQuerySchema,
   TimelineSchema, TrendingQuerySchema, TrendingSchema, ViewResponseSchema, normalizeTag, type FeedService
 } from '../../feed/index.js'
+import { clientAddressKey } from '../../relay/index.js'
 import { route, type AnyRoute } from '../route.js'
 import { ErrorSchema } from '../schemas.js'
 
@@ -47,7 +48,7 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       },
       handler: async ({ body, ctx }) => {
         try {
-          return await feed.publish(body, ctx.ip)
+          return await feed.publish(body, clientAddressKey(ctx.ip))
         } catch (err) {
           // a bound frees when one of the holder's posts is committed, not in a second
           if (isKithError(err) && err.code === 'FEED_PENDING_LIMIT') ctx.set('Retry-After', String(PENDING_RETRY_AFTER_S))
@@ -85,7 +86,7 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       summary: 'Count a view (no body, no signature; at most one per client address per post per hour)',
       params: PostParamsSchema,
       responses: { 200: { description: 'the view count', schema: ViewResponseSchema }, ...postErrors },
-      handler: ({ params, ctx }) => feed.view(params.id, ctx.ip)
+      handler: ({ params, ctx }) => feed.view(params.id, clientAddressKey(ctx.ip))
     }),
     route({
       method: 'get',

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { RateLimiter } from '../../../src/api/middleware.js'
 import { STATUS_BY_CODE } from '../../../src/api/errors.js'
 import { koaPath } from '../../../src/api/route.js'
+import { clientAddressKey } from '../../../src/relay/index.js'
 
 describe('RateLimiter', () => {
   test('allows a burst of twice the rate, then refills at the rate', () => {
@@ -22,6 +23,17 @@ describe('RateLimiter', () => {
     assert.equal(limiter.take('a'), true)
     assert.equal(limiter.take('a'), false)
     assert.equal(limiter.take('b'), true)
+  })
+
+  test('keyed by client address: an IPv6 /64 is one client, an IPv4-mapped address the IPv4 one', () => {
+    const limiter = new RateLimiter(1, () => 0, clientAddressKey)
+    assert.equal(limiter.take('2001:db8:1:2::1'), true)
+    assert.equal(limiter.take('2001:db8:1:2:ffff::7'), true)
+    assert.equal(limiter.take('2001:db8:1:2:abcd:1:2:3'), false, 'walking through one /64 buys nothing')
+    assert.equal(limiter.take('2001:db8:1:3::1'), true, 'another /64 is another client')
+    assert.equal(limiter.take('198.51.100.7'), true)
+    assert.equal(limiter.take('::ffff:198.51.100.7'), true)
+    assert.equal(limiter.take('198.51.100.7'), false)
   })
 
   test('a rate of 0 turns the limit off', () => {
