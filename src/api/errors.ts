@@ -140,6 +140,24 @@ export function answerFailed (log: Logger): (err: Error) => void {
   }
 }
 
+/** How long a refused client gets to read its answer before its socket is cut. */
+const REFUSAL_LINGER_MS = 2000
+/** Sockets answered by answerClientError and lingering. */
+const refused = new WeakSet<Duplex>()
+
+/**
+ * After an answer, reads and drops what the client still sends until it closes (or the linger
+ * ends). Closing a socket with unread bytes makes the kernel send a reset, and a reset can
+ * overtake the answer on its way: the client would see the connection cut, not the refusal.
+ */
+function lingerThenClose (socket: Duplex): void {
+  socket.resume()
+  const cut = setTimeout(() => socket.destroy(), REFUSAL_LINGER_MS)
+  cut.unref()
+  socket.once('end', () => socket.destroy())
+  socket.once('close', () => clearTimeout(cut))
+}
+
 /** The refusal of a request the HTTP server dropped before Koa saw it, by Node's error code. */
 function clientErrorRefusal (code: string | undefined): KithError {
   switch (code) {
@@ -157,13 +175,15 @@ function clientErrorRefusal (code: string | undefined): KithError {
  * Node has put a no-op error listener on the socket before this runs, so a late reset is absorbed.
  */
 export function answerClientError (err: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent: boolean } | null }): void {
+  // the parser complains again about bytes that arrive while the answer lingers: it is already on its way
+  if (refused.has(socket)) return
   if (!clientWentAway(err) && socket.writable && socket._httpMessage?.headersSent !== true) {
     const refusal = clientErrorRefusal(err.code)
     const status = STATUS_BY_CODE[refusal.code]
     const body = JSON.stringify({ error: refusal.message })
-    // end, not destroy straight away: a destroy can discard the answer before it reaches the kernel
+    refused.add(socket)
     socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
-    socket.once('finish', () => socket.destroy())
+    lingerThenClose(socket)
     return
   }
   socket.destroy()
