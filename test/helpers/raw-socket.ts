@@ -76,7 +76,12 @@ export class RawSocket {
 
   /** Drops the connection with a TCP reset: the server's next read or write fails with ECONNRESET or EPIPE. */
   reset (): void {
-    if (!this.socket.destroyed) this.socket.resetAndDestroy()
+    if (this.socket.destroyed) return
+    // Once the server's FIN has arrived the socket is shutting down on its own; Node's reset
+    // then fails inside libuv (EINVAL) yet marks the handle closing, so it is never closed and
+    // the test process spins at exit. A connection the server already ended needs no reset.
+    if (this.socket.readableEnded || this.socket.writableEnded) this.socket.destroy()
+    else this.socket.resetAndDestroy()
   }
 
   private wake (): void {
