@@ -62,6 +62,12 @@ export interface BridgedNode {
 }
 
 const STATUS_INTERVAL_MS = 1000
+/**
+ * A node pulls what a peer at its height holds (catch-up) once it has spent this long in its
+ * round, or at once when the peer is in a later round. Pulling at every status fetched a large
+ * proposal a second time while gossip was still delivering it, on nodes already short of CPU.
+ */
+const CATCH_UP_AFTER_MS = 1000
 /** How often the mailbox compares digests with one random peer (anti-entropy). */
 const RELAY_SYNC_INTERVAL_MS = 30_000
 /**
@@ -93,6 +99,8 @@ export class NetworkBridge {
   private statusTimer: NodeJS.Timeout | undefined
   private syncing = false
   private readonly catchUpInFlight = new Set<string>()
+  /** the (height, round) this node was in at a peer's status, and since when (for catch-up) */
+  private currentRound = { height: 0, round: 0, since: 0 }
   /** proposals for the height after the current one, checked once this node gets there */
   private nextProposals: Proposal[] = []
   /**
@@ -221,7 +229,7 @@ export class NetworkBridge {
           // and vote signatures), so a false one costs a request and nothing else.
           const status = decode(StatusSchema, data)
           if (status === undefined) return 'reject'
-          this.onStatus(status.peer_id, status.height)
+          this.onStatus(status.peer_id, status.height, status.round)
           return 'accept'
         }
         case 'envelope': return await this.onEnvelopes(data)
@@ -361,7 +369,7 @@ export class NetworkBridge {
    * A peer is at (height, round): pull blocks if it is ahead; at the same height, ask for what
    * it holds that we lack (the request lists what we have, so an answer in step is tiny).
    */
-  onStatus (peerId: string, height: number): void {
+  onStatus (peerId: string, height: number, round: number): void {
     if (this.port === undefined || peerId === this.port.peerId || this.stopped) return
     if (this.relay !== undefined && !this.mailboxSyncedWith.has(peerId)) {
       this.mailboxSyncedWith.add(peerId)
@@ -369,7 +377,15 @@ export class NetworkBridge {
     }
     const ours = this.node.head().height + 1
     if (height > ours) void this.syncFrom(peerId)
-    else if (height === ours) void this.catchUpFrom(peerId)
+    else if (height === ours && this.mayLackMessages(ours, round)) void this.catchUpFrom(peerId)
+  }
+
+  private mayLackMessages (height: number, peerRound: number): boolean {
+    const { round } = this.node.engine.status()
+    if (peerRound > round) return true
+    const now = Date.now()
+    if (this.currentRound.height !== height || this.currentRound.round !== round) this.currentRound = { height, round, since: now }
+    return now - this.currentRound.since >= CATCH_UP_AFTER_MS
   }
 
   private async catchUpFrom (peerId: string): Promise<void> {

@@ -4,6 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodePayload, formatTimestamp, signTx, type Block, type Transaction } from '../../src/chain/index.js'
+import { open } from 'lmdb'
+import type { ConsensusRecord, Proposal } from '../../src/consensus/index.js'
 import { ChainStore } from '../../src/storage/index.js'
 import { ALICE, BOB, CAROL, aliceKey } from '../helpers/fixtures.js'
 
@@ -19,7 +21,56 @@ function block (height: number, txs: Transaction[]): Block {
   }
 }
 
+function proposal (height: number, txs: Transaction[]): Proposal {
+  return { height, round: 0, pol_round: -1, block: block(height, txs), block_hash: `b${height}`, proposer: CAROL, signature: 's' }
+}
+
+function record (height: number, proposals: Proposal[]): ConsensusRecord {
+  return { height, round: 0, step: 'prevote', lockedRound: 0, lockedHash: proposals[0]?.block_hash ?? null, validRound: 0, validHash: null, proposals, ownVotes: [] }
+}
+
+const initArgs = { chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) }
+
 describe('ChainStore', () => {
+  test('the consensus record survives reopening with its proposals, and is forgotten once its height commits', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
+    try {
+      let store = ChainStore.open(dir)
+      await store.init(initArgs)
+      const held = record(1, [proposal(1, [tx('t1', BOB)])])
+      await store.putConsensusRecord(held)
+      await store.close()
+
+      store = ChainStore.open(dir)
+      assert.deepEqual(store.consensusRecord(), held)
+      await store.commitBlock({ block: block(1, [tx('t1', BOB)]), hash: 'b1', commit: null, writes: new Map(), stateRoot: 'r1', removePending: [] })
+      assert.equal(store.consensusRecord(), undefined)
+      await store.close()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a consensus record kept in the chain\'s environment (stores before the record had its own) is moved, proposals included', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
+    try {
+      const held = record(3, [proposal(3, [tx('t1', BOB)])])
+      const legacy = open({ path: dir, compression: false })
+      await legacy.openDB({ name: 'proposals' }).put([3, 0, 'b3'], held.proposals[0])
+      await legacy.openDB({ name: 'consensus' }).put('record', { ...held, proposals: [[3, 0, 'b3']] })
+      await legacy.close()
+
+      let store = ChainStore.open(dir)
+      assert.deepEqual(store.consensusRecord(), held)
+      await store.close()
+      store = ChainStore.open(dir)
+      assert.deepEqual(store.consensusRecord(), held, 'still there after the move')
+      await store.close()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   test('a committed block reads back whole, indexes included, after reopening', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
     try {
