@@ -155,7 +155,7 @@ async function startNode (work: Workload, cfg: ThroughputConfig, profileDir?: st
   }
   const port = await freePort()
   const nodeArgs = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir]
-  const child = spawn(nodeBin, [...nodeArgs, bin, 'start', '--home', home, '--stats-addr', `127.0.0.1:${port}`,
+  const child = spawn(nodeBin, [...nodeArgs, bin, 'start', '--home', home, '--http-addr', `127.0.0.1:${port}`,
     '--block-interval-ms', String(cfg.blockIntervalMs), '--log-level', 'warn'], {
     env: { ...process.env, SVC_RATE_LIMIT_RPS: '0' },
     stdio: ['ignore', 'pipe', 'pipe']

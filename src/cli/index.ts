@@ -24,7 +24,7 @@ import { NodeMetrics } from '../metrics/index.js'
 import { followParent, needsRelaunch, relaunch, resourceCaps } from './resource-caps.js'
 import { getHeapStatistics } from 'node:v8'
 import {
-  DEFAULT_LAG_GATE, LagGate, START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfig, watchChainDisk, watchEventLoop,
+  DEFAULT_LAG_GATE, DEPRECATED_NAMES, LagGate, START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfigLayers, watchChainDisk, watchEventLoop,
   KithNode, type NodeConfig
 } from '../node/index.js'
 
@@ -46,8 +46,12 @@ function collect (value: string, previous: string[] = []): string[] {
   return [...previous, value]
 }
 
-function flagValues (opts: Record<string, unknown>): Partial<NodeConfig> {
+function flagValues (opts: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
+  for (const [old, { flag }] of Object.entries(DEPRECATED_NAMES)) {
+    const name = flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
+    if (opts[name] !== undefined) out[old] = opts[name]
+  }
   for (const def of START_FLAGS) {
     const name = def.flag.slice(2).split(' ')[0].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
     const raw = opts[name]
@@ -60,7 +64,7 @@ function flagValues (opts: Record<string, unknown>): Partial<NodeConfig> {
       out[def.key] = raw
     }
   }
-  return out as Partial<NodeConfig>
+  return out
 }
 
 async function initDevHome (home: string, alloc: Array<{ pub_key: string, amount_ut: number }>): Promise<void> {
@@ -70,7 +74,7 @@ async function initDevHome (home: string, alloc: Array<{ pub_key: string, amount
     chainId: 'kith-dev',
     alloc: [{ pub_key: devPub, amount_ut: DEV_ACCOUNT_UT }, ...alloc],
     config: {
-      stats_addr: ':8080',
+      http_addr: ':8080',
       p2p_listen: ['/ip4/127.0.0.1/tcp/4001'],
       // the dev account doubles as the onboarding faucet, so apps can sign up against a dev node
       onboarding: { enabled: true, key_file: 'dev_account.json', amount_ut: 20_000, per_ip_interval_s: 0, per_key_interval_s: 60 }
@@ -98,7 +102,11 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   const home = resolve(homeArg ?? DEV_HOME)
   if (dev && !await exists(join(home, 'genesis.json'))) await initDevHome(home, (opts.alloc as Array<{ pub_key: string, amount_ut: number }> | undefined) ?? [])
   const loaded = await loadHome(home)
-  const config = resolveConfig(loaded.fileConfig, flagValues(opts))
+  const { config, deprecated } = resolveConfigLayers(loaded.fileConfig, flagValues(opts))
+  for (const old of deprecated) {
+    const { key, flag } = DEPRECATED_NAMES[old]
+    console.error(`warning: "${old}" (${flag}) is deprecated; use "${key}" (--${key.replace(/_/g, '-')}) instead`)
+  }
   const caps = resourceCaps(config.max_cpu, config.max_ram_mb)
   if (needsRelaunch(caps)) {
     process.exitCode = await relaunch(caps)
@@ -226,7 +234,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       // a WebSocket message may carry what a POST body may
       realtime: readRealtimeEnv(process.env, { maxMessageBytes: env.maxBodyBytes })
     })
-    const { host, port } = parseListenAddr(config.stats_addr)
+    const { host, port } = parseListenAddr(config.http_addr)
     address = await api.listen(host, port)
   } catch (err) {
     // A port in use or a bad listen address: release what started, then report.
@@ -269,6 +277,7 @@ export function buildProgram (): Command {
     if (def.kind === 'list') option.argParser(collect)
     startCmd.addOption(option)
   }
+  for (const { key, flag } of Object.values(DEPRECATED_NAMES)) startCmd.addOption(new Option(`${flag} <value>`, `deprecated: use --${key.replace(/_/g, '-')}`).hideHelp())
   startCmd.action(start)
 
   program.command('testnet')

@@ -54,7 +54,7 @@ export async function createTestnet (opts: TestnetOptions): Promise<TestnetNode[
       nodeKey: m.nodeKey,
       validatorKey: m.validatorKey,
       config: {
-        stats_addr: `127.0.0.1:${m.httpPort}`,
+        http_addr: `127.0.0.1:${m.httpPort}`,
         p2p_listen: [`/ip4/127.0.0.1/tcp/${m.p2pPort}`],
         peers: members.filter((o) => o.i !== m.i).map((o) => o.multiaddr),
         ...opts.config

@@ -10,7 +10,8 @@ import { parseOrThrow } from '../validation.js'
 import { DEFAULT_SOURCE_TIMEOUT_MS, parseSourceUrl } from '../release/index.js'
 
 export const NodeConfigSchema = z.object({
-  stats_addr: z.string().default(':8080'),
+  /** the HTTP and WebSocket listener */
+  http_addr: z.string().default(':8080'),
   p2p_listen: z.array(z.string()).default(['/ip4/0.0.0.0/tcp/4001']),
   peers: z.array(z.string()).default([]),
   block_interval_ms: z.number().int().min(10).max(600_000).default(1000),
@@ -46,7 +47,7 @@ export interface FlagDef {
 }
 
 export const START_FLAGS: FlagDef[] = [
-  { flag: '--stats-addr <host:port>', key: 'stats_addr', kind: 'string', help: 'HTTP and WebSocket listener (default :8080)' },
+  { flag: '--http-addr <host:port>', key: 'http_addr', kind: 'string', help: 'HTTP and WebSocket listener (default :8080)' },
   { flag: '--p2p-listen <multiaddr>', key: 'p2p_listen', kind: 'list', help: 'libp2p listen address; may repeat (default /ip4/0.0.0.0/tcp/4001)' },
   { flag: '--peer <multiaddr>', key: 'peers', kind: 'list', help: 'a peer to dial, with /p2p/<peerId>; may repeat' },
   { flag: '--block-interval-ms <n>', key: 'block_interval_ms', kind: 'int', help: 'target time between blocks (default 1000)' },
@@ -121,9 +122,38 @@ export function readEnv (env: NodeJS.ProcessEnv = process.env): EnvSettings {
   }
 }
 
+/** Old names still accepted, in a config file or as a flag, for the setting that replaced them. */
+export const DEPRECATED_NAMES: Record<string, { key: keyof NodeConfig, flag: string }> = {
+  // the listener serves the whole API, not statistics
+  stats_addr: { key: 'http_addr', flag: '--stats-addr' }
+}
+
+/** A layer with its deprecated names replaced by the current ones (a current name set in the same layer wins). */
+function renameDeprecated (layer: Record<string, unknown>, used: Set<string>): Record<string, unknown> {
+  const out = { ...layer }
+  for (const [old, { key }] of Object.entries(DEPRECATED_NAMES)) {
+    if (out[old] === undefined) continue
+    used.add(old)
+    if (out[key] === undefined) out[key] = out[old]
+    delete out[old]
+  }
+  return out
+}
+
+/**
+ * Defaults, then the home's config.json, then flags. `deprecated` lists old setting names found
+ * (the caller warns).
+ */
+export function resolveConfigLayers (fileConfig: unknown, flags: Record<string, unknown>): { config: NodeConfig, deprecated: string[] } {
+  const used = new Set<string>()
+  const file = typeof fileConfig === 'object' && fileConfig !== null ? renameDeprecated(fileConfig as Record<string, unknown>, used) : fileConfig
+  const given = renameDeprecated(Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)), used)
+  const merged = { ...(file as object), ...given }
+  return { config: parseOrThrow(NodeConfigSchema, merged, 'BAD_REQUEST', 'config'), deprecated: [...used] }
+}
+
 export function resolveConfig (fileConfig: unknown, flags: Partial<NodeConfig>): NodeConfig {
-  const merged = { ...(fileConfig as object), ...Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)) }
-  return parseOrThrow(NodeConfigSchema, merged, 'BAD_REQUEST', 'config')
+  return resolveConfigLayers(fileConfig, flags).config
 }
 
 /** ":8080" -> {host: undefined, port: 8080}; "127.0.0.1:9000" -> {host, port}. */

@@ -129,7 +129,9 @@ export class NodeProcess {
   /** Spawns `bin/kith start` on the home and waits for the "http listening" log line. */
   async start (): Promise<void> {
     if (this.running) throw new Error('node is already running')
-    const args = ['start', '--home', this.home, '--stats-addr', '127.0.0.1:0', '--block-interval-ms', String(this.opts.blockIntervalMs ?? 150)]
+    const args = ['start', '--home', this.home, '--block-interval-ms', String(this.opts.blockIntervalMs ?? 150)]
+    // any free port for HTTP, unless the caller names the listener (by either of its names)
+    if (!(this.opts.args ?? []).some((arg) => arg === '--http-addr' || arg === '--stats-addr')) args.push('--http-addr', '127.0.0.1:0')
     // A home made here is a lone node: any free port for libp2p (testnet homes keep their own).
     if (this.tempDir !== undefined) args.push('--p2p-listen', '/ip4/127.0.0.1/tcp/0')
     args.push(...this.opts.args ?? [])

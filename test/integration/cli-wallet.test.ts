@@ -58,7 +58,7 @@ describe('cli wallet', () => {
     // the key comes first, then a node whose genesis funds it
     alice = await okJson(['keys', 'new', '--name', 'alice'], env)
     // a fixed HTTP port, so that `msg watch` can find the node again after a restart
-    node = await startNode({ alloc: [{ pub: alice.pub_key, amountUt: 100_000_000 }], args: ['--stats-addr', `127.0.0.1:${await pickBasePort(1)}`] })
+    node = await startNode({ alloc: [{ pub: alice.pub_key, amountUt: 100_000_000 }], args: ['--http-addr', `127.0.0.1:${await pickBasePort(1)}`] })
     env.KITH_NODE = node.url
   })
 

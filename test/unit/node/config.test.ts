@@ -1,13 +1,26 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { parseListenAddr, readEnv, resolveConfig } from '../../../src/node/config.js'
+import { parseListenAddr, readEnv, resolveConfig, resolveConfigLayers } from '../../../src/node/config.js'
 
 describe('configuration layers', () => {
   test('defaults, then the home config file, then flags', () => {
-    assert.equal(resolveConfig({}, {}).stats_addr, ':8080')
+    assert.equal(resolveConfig({}, {}).http_addr, ':8080')
     assert.equal(resolveConfig({}, {}).block_interval_ms, 1000)
     assert.equal(resolveConfig({ block_interval_ms: 500 }, {}).block_interval_ms, 500)
     assert.equal(resolveConfig({ block_interval_ms: 500 }, { block_interval_ms: 250 }).block_interval_ms, 250)
+  })
+
+  test('the listener\'s old name (stats_addr, --stats-addr) still works and is reported as deprecated', () => {
+    const fromFile = resolveConfigLayers({ stats_addr: '127.0.0.1:9000' }, {})
+    assert.equal(fromFile.config.http_addr, '127.0.0.1:9000')
+    assert.deepEqual(fromFile.deprecated, ['stats_addr'])
+    assert.equal('stats_addr' in fromFile.config, false)
+    // a flag beats the file, whichever name either uses
+    assert.equal(resolveConfigLayers({ http_addr: ':1' }, { stats_addr: ':2' }).config.http_addr, ':2')
+    assert.equal(resolveConfigLayers({ stats_addr: ':1' }, { http_addr: ':2' }).config.http_addr, ':2')
+    // in one layer, the current name wins
+    assert.equal(resolveConfigLayers({ stats_addr: ':1', http_addr: ':3' }, {}).config.http_addr, ':3')
+    assert.deepEqual(resolveConfigLayers({}, {}).deprecated, [])
   })
 
   test('an invalid value fails with the field named', () => {
