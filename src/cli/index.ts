@@ -100,7 +100,16 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   const homeArg = opts.home as string | undefined
   if (homeArg === undefined && !dev) throw new Error('start needs --home DIR (or --dev)')
   const home = resolve(homeArg ?? DEV_HOME)
-  if (dev && !await exists(join(home, 'genesis.json'))) await initDevHome(home, (opts.alloc as Array<{ pub_key: string, amount_ut: number }> | undefined) ?? [])
+  const alloc = opts.alloc as Array<{ pub_key: string, amount_ut: number }> | undefined
+  const created = await exists(join(home, 'genesis.json'))
+  // a genesis allocation cannot change an existing chain: say so rather than start without it
+  if (alloc !== undefined && !dev) throw new Error('start takes --alloc only with --dev; for another home, give --alloc to bin/kith init when you create it')
+  if (alloc !== undefined && created) {
+    throw new Error(`--alloc only applies when --dev creates a new home, and ${home} already has a genesis. ` +
+      `Fund a key from the dev account instead: bin/kith keys import ${join(home, 'dev_account.json')} --name dev, then bin/kith send <key> <amount> --key dev ` +
+      `(or remove ${home} to start a new chain)`)
+  }
+  if (dev && !created) await initDevHome(home, alloc ?? [])
   const loaded = await loadHome(home)
   const { config, deprecated } = resolveConfigLayers(loaded.fileConfig, flagValues(opts))
   for (const old of deprecated) {

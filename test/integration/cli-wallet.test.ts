@@ -14,7 +14,7 @@ import { promisify } from 'node:util'
 import { Keystore } from '../../src/cli/wallet/index.js'
 import { buildTx } from '../../src/client/index.js'
 import { generateSealKey } from '../../src/relay/index.js'
-import { seedOf, toBase64, toHex } from '../../src/crypto/index.js'
+import { generateKeyPair, seedOf, toBase64, toHex } from '../../src/crypto/index.js'
 import { KITH_BIN, REPO_ROOT, childEnv, http, pickBasePort, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 import { exifRead, groupsOf, photoWithMetadata } from '../helpers/media-files.js'
 import sharp from 'sharp'
@@ -269,9 +269,33 @@ describe('cli wallet', () => {
     assert.match((await kith(['contract', 'call', 'username_registry', 'register', '{"a":1}', '--key', 'alice'], env)).stderr, /must be a JSON array/)
   })
 
+  test('keys import: a plain key file such as the dev account\'s becomes a keystore key that signs; a file whose seed and pub_key disagree is refused', async () => {
+    const pair = generateKeyPair()
+    const file = join(dir, 'dev_account.json')
+    await writeFile(file, JSON.stringify({ type: 'ed25519', pub_key: toHex(pair.publicKey), seed: toHex(seedOf(pair)) }))
+    const imported = await okJson<{ name: string, pub_key: string }>(['keys', 'import', file], env)
+    assert.deepEqual([imported.name, imported.pub_key], ['dev_account', toHex(pair.publicKey)])
+    await ok(['send', imported.pub_key, '1', '--key', 'alice'], env)
+    await ok(['send', 'alice', '0.5', '--key', 'dev_account'], env)
+    const balance = await ok(['balance', '--key', 'dev_account'], env)
+    assert.match(balance.stdout, /^dev_account \(\S+\): 0\.499 T \(499000 µT\), 2 transactions$/m)
+    const one = await ok(['balance', 'dev_account'], env)
+    assert.match(one.stdout, /^dev_account \(\S+\): /m)
+
+    const other = generateKeyPair()
+    await writeFile(file, JSON.stringify({ pub_key: toHex(other.publicKey), seed: toHex(seedOf(pair)) }))
+    const mismatch = await kith(['keys', 'import', file, '--name', 'other'], env)
+    assert.equal(mismatch.code, 1)
+    assert.match(mismatch.stderr, /its seed gives the public key [0-9a-f]{64}, not the pub_key/)
+    await writeFile(file, 'not json')
+    const garbage = await kith(['keys', 'import', file, '--name', 'other'], env)
+    assert.equal(garbage.code, 1)
+    assert.match(garbage.stderr, /cannot read a key from/)
+  })
+
   test('optional arguments left out: keys show and balance use the selected key', async () => {
     assert.match((await ok(['keys', 'show', '--key', 'alice'], env)).stdout, /^key "alice"/)
-    assert.match((await ok(['balance', '--key', 'alice'], env)).stdout, new RegExp(`^${alice.pub_key}: `))
+    assert.match((await ok(['balance', '--key', 'alice'], env)).stdout, new RegExp(`^alice \\(${alice.address}\\): `))
   })
 
   test('a message to a key that published no mailbox key says what the recipient must do', async () => {

@@ -3,10 +3,12 @@
  * to a node over its HTTP interface through the client library (src/client); keys stay in the
  * local encrypted keystore (keystore.ts). Reference: docs/cli.md.
  */
+import { readFile } from 'node:fs/promises'
+import { basename } from 'node:path'
 import type { Command } from 'commander'
 import { addressOf, buildTx, callContract, transfer } from '../../client/index.js'
 import { foldUsername, USERNAME_FEE_UT, USERNAME_MAX_CHARS, USERNAME_MIN_CHARS, USERNAME_RE } from '../../contracts/wellknown.js'
-import { toHex } from '../../crypto/index.js'
+import { keyPairFromSeed, toHex } from '../../crypto/index.js'
 import { parseAmount, showAmount } from './amount.js'
 import { run, withGlobals } from './context.js'
 import { CliError } from './errors.js'
@@ -21,6 +23,24 @@ export { CliError } from './errors.js'
 export { Keystore, SCRYPT_N, SCRYPT_R, SCRYPT_P } from './keystore.js'
 export { parseAmount } from './amount.js'
 
+/** The seed of a plain (unencrypted) key file, checked against the public key it states. */
+async function readPlainKey (file: string): Promise<{ seed: Uint8Array }> {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(await readFile(file, 'utf8'))
+  } catch (err) {
+    throw new CliError('BAD_FILE', `cannot read a key from ${file}: ${(err as Error).message}`)
+  }
+  const { pub_key: pub, seed } = (parsed ?? {}) as { pub_key?: unknown, seed?: unknown }
+  if (typeof seed !== 'string' || !/^[0-9a-f]{64}$/i.test(seed) || typeof pub !== 'string') {
+    throw new CliError('BAD_FILE', `${file} is not a plain key file: it needs "pub_key" and "seed" (64 hex digits), as .kith/dev_account.json has`)
+  }
+  const bytes = Buffer.from(seed, 'hex')
+  const derived = toHex(keyPairFromSeed(bytes).publicKey)
+  if (derived !== pub.toLowerCase()) throw new CliError('BAD_FILE', `${file}: its seed gives the public key ${derived}, not the pub_key ${pub} it states`)
+  return { seed: bytes }
+}
+
 export function registerWalletCommands (program: Command): void {
   const keys = program.command('keys').description(`the local keystore: Ed25519 keys encrypted with a passphrase (scrypt N=2^${Math.log2(SCRYPT_N)}, AES-256-GCM)`)
   withGlobals(keys.command('new').description('create a key (passphrase from KITH_PASSPHRASE or asked)'))
@@ -28,6 +48,15 @@ export function registerWalletCommands (program: Command): void {
     .action(run(async (ctx, _args, opts) => {
       const info = await ctx.keystore.create(await ctx.passphrase({ confirm: true }), { ...(typeof opts.name === 'string' ? { name: opts.name } : {}) })
       ctx.print(info, [`created key "${info.name}"`, `  pubkey   ${info.pub_key}`, `  address  ${info.address}`, `  mailbox  ${info.x25519_pub} (X25519)`, `  file     ${info.file}`])
+    }))
+  withGlobals(keys.command('import').argument('<file>', 'a plain key file {"pub_key", "seed"} (hex), such as the dev network\'s .kith/dev_account.json')
+    .description('encrypt a plain key file into the keystore (passphrase from KITH_PASSPHRASE or asked); the file is left as it is'))
+    .option('--name <name>', 'name of the key (default: the file\'s name without .json)')
+    .action(run(async (ctx, [file], opts) => {
+      const plain = await readPlainKey(file)
+      const name = typeof opts.name === 'string' ? opts.name : basename(file).replace(/\.json$/, '')
+      const info = await ctx.keystore.create(await ctx.passphrase({ confirm: true }), { name, seed: plain.seed })
+      ctx.print(info, [`imported key "${info.name}" from ${file}`, `  pubkey   ${info.pub_key}`, `  address  ${info.address}`, `  file     ${info.file}`])
     }))
   withGlobals(keys.command('list').description('list the keys of the keystore (no passphrase needed)'))
     .action(run(async (ctx) => {
@@ -47,9 +76,10 @@ export function registerWalletCommands (program: Command): void {
   withGlobals(program.command('balance').argument('[who]', 'key name, pubkey or address (default: the selected key)').description('balance of an account'))
     .action(run(async (ctx, args) => {
       const [who] = args as Array<string | undefined>
-      const pub = who === undefined ? (await ctx.keyInfo()).pub_key : (await ctx.resolve(who)).pub
+      const { pub, label } = who === undefined ? await ctx.keyInfo().then((k) => ({ pub: k.pub_key, label: `${k.name} (${k.address})` })) : await ctx.resolve(who)
       const account = await ctx.api(async (c) => await c.address(pub, 1))
-      ctx.print({ pub_key: pub, balance_ut: account.balance_ut, tx_count: account.tx_count }, [`${pub}: ${showAmount(account.balance_ut)}, ${account.tx_count} transactions`])
+      const count = `${account.tx_count} transaction${account.tx_count === 1 ? '' : 's'}`
+      ctx.print({ pub_key: pub, balance_ut: account.balance_ut, tx_count: account.tx_count }, [`${label}: ${showAmount(account.balance_ut)}, ${count}`])
     }))
 
   withGlobals(program.command('send')
