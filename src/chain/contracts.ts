@@ -1,18 +1,78 @@
 /**
  * Contracts in chain state: records, keys, ids and gas billing. The chain does not run wasm
- * itself: the node injects a ContractExecutor (src/contracts/vm), a deterministic engine, the way
- * it injects signature checks. Layout and rules: docs/contracts.md.
+ * itself: the node injects a ContractExecutor, a deterministic engine, the way it injects
+ * signature checks. The chain owns that interface (below) and the limits it enforces on it
+ * (MAX_GAS_LIMIT, MAX_CONTRACT_CODE_BYTES in ./limits.ts); the contract VM implements it.
+ * Layout and rules: docs/contracts.md.
  */
-import type { ContractVm, PreparedModule } from '../contracts/vm/index.js'
 import { sha256Hex } from '../crypto/index.js'
 import { KithError } from '../errors.js'
 import { asState } from './registry.js'
 import { MAX_BLOCK_GAS, MAX_GAS_PRICE } from './limits.js'
 import type { StateOverlay, StateReader } from './state.js'
 
+/** A module the executor has validated and instrumented: what a DEPLOY_CONTRACT writes into state. */
+export interface PreparedContract {
+  /** Validated and instrumented wasm: what chain state stores and every node executes. */
+  code: Uint8Array
+  /** sha256 hex of `code`. */
+  codeHash: string
+  /** Callable exports (functions without parameters), sorted. */
+  methods: string[]
+  /**
+   * Gas every call pays before any code runs: instantiating a fresh instance of this module
+   * (the VM's GAS.callBase plus GAS.instantiation per page, table entry, global, export and data
+   * byte it declares). Computed at deploy; part of consensus.
+   */
+  callBaseGas: number
+}
+
+/** One CALL_CONTRACT as the executor runs it. */
+export interface ContractCallInput {
+  /** A PreparedContract's code; compiled modules are cached by codeHash. */
+  code: Uint8Array
+  codeHash: string
+  /** The PreparedContract's callBaseGas (at least the VM's GAS.callBase). */
+  callBaseGas: number
+  method: string
+  /** '' or the text of a JSON array (the node has checked that it parses as one). */
+  argsJson: string
+  /** 64-char lowercase hex Ed25519 public key of the transaction's signer. */
+  caller: string
+  contractId: string
+  /** µT attached to the call, already moved to the contract. */
+  amount: number
+  /** The contract's balance in µT, including `amount`. */
+  balance: number
+  /** At most MAX_GAS_LIMIT. */
+  gasLimit: number
+  blockHeight: number
+}
+
+/** The contract's committed + pending storage, read on the caller's thread. */
+export interface ContractStorageView {
+  get: (key: string) => Uint8Array | undefined
+}
+
+export interface ContractTransfer {
+  to: string
+  amount: number
+}
+
+export type ContractCallOutcome =
+  | { ok: true, gasUsed: number, writes: Map<string, Uint8Array | null>, logs: Uint8Array[], transfers: ContractTransfer[], returnData: Uint8Array }
+  | { ok: false, gasUsed: number, error: string }
+
 /** The engine as the chain sees it: deterministic, the same inputs giving the same outcome and gas on every node. */
-export type ContractExecutor = Pick<ContractVm, 'prepare' | 'call'>
-export type PreparedContract = PreparedModule
+export interface ContractExecutor {
+  /** Validates and instruments a module; throws KithError('TX_INVALID') when it is refused. */
+  prepare: (wasm: Uint8Array) => PreparedContract
+  /**
+   * Runs one call. Throws KithError when the input is refused; any other error means this node
+   * could not decide the call (never a consensus result).
+   */
+  call: (input: ContractCallInput, storage: ContractStorageView) => ContractCallOutcome
+}
 
 export interface ContractRecord {
   contract_id: string
@@ -29,7 +89,7 @@ export interface ContractRecord {
   code_hash: string
   code_size: number
   methods: string[]
-  /** gas every call pays before any code runs: instantiating the module (PreparedModule.callBaseGas) */
+  /** gas every call pays before any code runs: instantiating the module (PreparedContract.callBaseGas) */
   call_base_gas: number
   /** order of deployment, from 1 */
   seq: number

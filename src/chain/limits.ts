@@ -35,9 +35,14 @@ export const POST_METADATA_BYTES = 128
 export function postFee (size: number): number {
   return BASE_POST_FEE + size * POST_BYTE_FEE
 }
-/** DEPLOY_CONTRACT: fee floor MIN_FEE + code bytes × DEPLOY_BYTE_FEE. The largest module and gas limit are the VM's caps. */
+/** DEPLOY_CONTRACT: fee floor MIN_FEE + code bytes × DEPLOY_BYTE_FEE. */
 export const DEPLOY_BYTE_FEE = 1
-export { MAX_GAS_LIMIT, MAX_MODULE_BYTES as MAX_CONTRACT_CODE_BYTES } from '../contracts/vm/limits.js'
+/**
+ * Most gas a call may be given, and the largest module a DEPLOY_CONTRACT may carry (before
+ * instrumentation). The chain enforces both; the contract VM takes them from here as its caps.
+ */
+export const MAX_GAS_LIMIT = 10_000_000
+export const MAX_CONTRACT_CODE_BYTES = 128 * 1024
 /** CALL_CONTRACT: largest args_json (bytes); the client's default gas limit (spec "Limits"). */
 export const MAX_ARGS_JSON_BYTES = 16 * 1024
 export const DEFAULT_GAS_LIMIT = 1_000_000

@@ -3,10 +3,13 @@
  * consensus: changing one changes results, so it needs a coordinated upgrade.
  */
 
-/** Most gas a call may be given. */
-export const MAX_GAS_LIMIT = 10_000_000
-/** Largest module `prepare` accepts (before instrumentation). */
-export const MAX_MODULE_BYTES = 128 * 1024
+/**
+ * Most gas a call may be given (MAX_GAS_LIMIT), and the largest module `prepare` accepts, before
+ * instrumentation (MAX_MODULE_BYTES): the chain's limits, which it enforces on every transaction.
+ * Taken from the chain's limits file, not its door: the VM's worker threads load this file, and
+ * the door would load the whole chain into each of them (~0.4 s per worker start).
+ */
+export { MAX_GAS_LIMIT, MAX_CONTRACT_CODE_BYTES as MAX_MODULE_BYTES } from '../../chain/limits.js'
 /** A module's memory must declare a maximum of at most this many 64 KiB pages (1 MiB). */
 export const MAX_MEMORY_PAGES = 16
 /**
