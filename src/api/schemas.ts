@@ -43,6 +43,7 @@ export const TxDetailSchema = z.object({
   payload_hex: z.string().optional().meta({ description: 'raw payload bytes, when the type is not recognised' }),
   signature_hex: z.string().optional()
 }).meta({ id: 'TransactionDetail' })
+export type TxDetail = z.output<typeof TxDetailSchema>
 
 export const AddressTxSchema = z.object({
   id: z.string(),
@@ -54,6 +55,7 @@ export const AddressTxSchema = z.object({
   time: z.string(),
   block_index: z.number().int()
 }).meta({ id: 'AddressTransaction' })
+export type AddressTx = z.output<typeof AddressTxSchema>
 
 export const AddressSummarySchema = z.object({
   pub_key: z.string(),
@@ -64,6 +66,7 @@ export const AddressSummarySchema = z.object({
   tx_count: z.number().int(),
   has_more: z.boolean()
 }).meta({ id: 'AddressSummary' })
+export type AddressSummary = z.output<typeof AddressSummarySchema>
 
 export const NetStatsSchema = z.object({
   chain_id: z.string(),
@@ -74,6 +77,7 @@ export const NetStatsSchema = z.object({
   mempool_size: z.number().int(),
   last_block_time: z.string()
 }).meta({ id: 'NetStats' })
+export type NetStats = z.output<typeof NetStatsSchema>
 
 export const ValidatorSchema = z.object({
   pub_key: z.string(),
@@ -88,6 +92,7 @@ export const ValidatorsSchema = z.object({
   total_power: z.number().int(),
   validators: z.array(ValidatorSchema)
 }).meta({ id: 'ValidatorSet' })
+export type Validators = z.output<typeof ValidatorsSchema>
 
 export const PeerSchema = z.object({
   peer_id: z.string(),
@@ -101,6 +106,7 @@ export const PeersSchema = z.object({
   count: z.number().int(),
   peers: z.array(PeerSchema)
 }).meta({ id: 'Peers' })
+export type Peers = z.output<typeof PeersSchema>
 
 export const WellKnownEntrySchema = z.object({
   contract_id: z.string(),
@@ -119,6 +125,7 @@ export const NetworkInfoSchema = z.object({
   contracts: z.record(z.string(), WellKnownEntrySchema).meta({ description: 'well-known contracts by ABI name (as GET /api/well-known-contracts)' }),
   gas_price: z.number().int().meta({ description: 'the live gas price: µT per 1,000 gas (docs/contracts.md)' })
 }).meta({ id: 'NetworkInfo' })
+export type NetworkInfo = z.output<typeof NetworkInfoSchema>
 
 export const NodeVersionSchema = z.object({
   node_version: z.string(),
@@ -127,6 +134,7 @@ export const NodeVersionSchema = z.object({
   chain_id: z.string().optional(),
   build: BuildInfoSchema.optional()
 }).meta({ id: 'NodeVersion' })
+export type NodeVersion = z.output<typeof NodeVersionSchema>
 
 export const BlockSummarySchema = z.object({
   height: z.number().int(),
@@ -143,6 +151,7 @@ export const BlockSummarySchema = z.object({
     signers: z.array(z.string()).meta({ description: 'validators whose precommits certify this block' })
   }).nullable()
 }).meta({ id: 'Block' })
+export type BlockSummary = z.output<typeof BlockSummarySchema>
 
 export const BlockParams = z.object({
   height: z.union([z.literal('latest'), z.coerce.number().int().min(1)]).meta({ description: 'block height, or `latest`' })

@@ -7,7 +7,11 @@ import { createHash, randomBytes } from 'node:crypto'
 import { sign, toBase64 } from '../crypto/index.js'
 import { postFee } from '../chain/limits.js'
 import type { Transaction } from '../chain/tx.js'
+import type { PublishRequest, PublishResponse } from '../feed/schemas.js'
 import { buildTx, type Account } from './build.js'
+
+/** The wire objects, as the node's schemas (which validate them and generate the OpenAPI document) infer them. */
+export type { PublishRequest, PublishResponse }
 
 export interface PublishInput {
   content: string
@@ -21,28 +25,6 @@ export interface PublishInput {
   postId?: string
   /** unix s; default now */
   ts?: number
-}
-
-export interface PublishRequest {
-  post_id: string
-  author: string
-  content: string
-  content_type: string
-  attachment_b64?: string
-  attachment_mime?: string
-  reply_to?: string
-  quote_of?: string
-  sig: string
-  ts: number
-}
-
-export interface PublishResponse {
-  post_id: string
-  hosting_relay: string
-  content_hash: string
-  size: number
-  hashtags: string[]
-  estimated_fee_ut: number
 }
 
 export function newPostId (): string {

@@ -55,6 +55,7 @@ export const PostBodySchema = z.object({
   content_hash: z.string().meta({ description: 'hex, as committed on chain' }),
   hosting_relay: z.string()
 }).meta({ id: 'PostBody' })
+export type PostBody = z.output<typeof PostBodySchema>
 
 export const PostStatsSchema = z.object({
   post_id: z.string(),
@@ -62,6 +63,7 @@ export const PostStatsSchema = z.object({
   likes: z.number().int(),
   liked_by_me: z.boolean().optional().meta({ description: 'present only when `me` is given' })
 }).meta({ id: 'PostStats' })
+export type PostStats = z.output<typeof PostStatsSchema>
 
 export const ViewResponseSchema = z.object({ post_id: z.string(), views: z.number().int() }).meta({ id: 'PostView' })
 

@@ -19,6 +19,7 @@ export const WellKnownContractsSchema = z.object({
   count: z.number().int(),
   contracts: z.record(z.string(), WellKnownEntrySchema).meta({ description: 'keyed by ABI name: the contracts the chain deployed at genesis (always the earliest of their name; no user deploy may take their names)' })
 }).meta({ id: 'WellKnownContracts' })
+export type WellKnownContracts = z.output<typeof WellKnownContractsSchema>
 
 export const ContractInfoSchema = z.object({
   contract_id: z.string(),
@@ -37,6 +38,7 @@ export const ContractInfoSchema = z.object({
   log_count: z.number().int(),
   seq: z.number().int().meta({ description: 'order of deployment, from 1' })
 }).meta({ id: 'ContractInfo' })
+export type ContractInfo = z.output<typeof ContractInfoSchema>
 
 export const ContractListSchema = z.object({
   count: z.number().int(),
@@ -44,6 +46,7 @@ export const ContractListSchema = z.object({
   contracts: z.array(ContractInfoSchema),
   next_cursor: z.number().int().nullable().meta({ description: 'pass as `before` for the next page; null at the end' })
 }).meta({ id: 'ContractList' })
+export type ContractList = z.output<typeof ContractListSchema>
 
 export const ContractStateValueSchema = z.object({
   contract_id: z.string(),
@@ -52,6 +55,7 @@ export const ContractStateValueSchema = z.object({
   value_hex: z.string().nullable().meta({ description: 'null when the key is missing' }),
   value_u64: z.number().int().optional().meta({ description: 'the value as a little-endian unsigned integer, when it is 8 bytes and at most 2^53 - 1' })
 }).meta({ id: 'ContractStateValue' })
+export type ContractStateValue = z.output<typeof ContractStateValueSchema>
 
 export const ContractLogsSchema = z.object({
   contract_id: z.string(),
@@ -67,6 +71,8 @@ export const ContractLogsSchema = z.object({
   })),
   next_cursor: z.number().int().nullable()
 }).meta({ id: 'ContractLogs' })
+export type ContractLogs = z.output<typeof ContractLogsSchema>
+export type ContractLog = ContractLogs['logs'][number]
 
 /** The well-known contracts keyed by ABI name (also served in /api/network-info). */
 export function wellKnownContracts (state: StateReader): Record<string, z.output<typeof WellKnownEntrySchema>> {

@@ -15,12 +15,14 @@ export const IdentitySchema = z.object({
   registered: z.boolean(),
   device_count: z.number().int()
 }).meta({ id: 'Identity' })
+export type Identity = z.output<typeof IdentitySchema>
 
 export const DevicesSchema = z.object({
   master_pub: z.string(),
   count: z.number().int(),
   devices: z.array(z.object({ x25519_pub: z.string(), name: z.string(), linked_at: z.number().int(), tx_id: z.string() }))
 }).meta({ id: 'DeviceList' })
+export type Devices = z.output<typeof DevicesSchema>
 
 export const RelayEntrySchema = z.object({
   pub_key: z.string(),

@@ -4,6 +4,8 @@
  * every call carries it as a bearer header (the WebSocket and plain URLs such as images, which
  * cannot send headers, as `?token=`).
  */
+import type { ContractStateValue, WellKnownContracts } from '../../api/routes/contracts.js'
+import type { BlockEvent as WsBlockEvent } from '../../realtime/schemas.js'
 import { utf8OfHex } from './format.js'
 
 export const token = new URLSearchParams(location.search).get('token') ?? ''
@@ -45,47 +47,20 @@ export function withToken (path: string): string {
 
 export const enc = encodeURIComponent
 
-// ---- the records the page reads (the fields it uses) ----
+// ---- the records the page reads ----
+// The types the server's zod schemas infer (the same schemas validate and document the API), imported
+// as types only: tsc erases these lines, so no server or zod code reaches the browser.
 
-export interface NetStats { chain_id: string, height: number, total_txs: number, supply: number, validator_count: number, mempool_size: number, last_block_time: string }
-export interface BlockEvent { height: number, hash: string, time: string, proposer: string, tx_count: number }
-export interface Block extends BlockEvent { prev_hash: string, state_root: string, tx_root: string, tx_ids: string[], commit: { round: number, signers: string[] } | null }
-export interface TxDetail {
-  id: string, type: string, status?: string, memo?: string, from: string, from_addr?: string, to?: string, to_addr?: string,
-  amount_ut: number, fee_ut: number, time: string, block_index?: number, block_hash?: string, block_time?: string,
-  gas_used?: number, payload?: unknown, payload_hex?: string, signature_hex?: string,
-  contract_id?: string
-  call_result?: { ok: boolean, gas_used: number, gas_cost_ut: number, error?: string, return_b64?: string }
-}
-export interface AddressTx { id: string, type: string, from: string, to?: string, amount_ut: number, fee_ut: number, time: string, block_index: number }
-export interface AddressSummary { pub_key: string, address: string, balance_ut: number, transactions: AddressTx[], tx_count: number, has_more: boolean }
-export interface Identity { pub_key: string, address: string, x25519_pub: string, nickname: string, registered: boolean, device_count: number }
-export interface Devices { count: number, devices: Array<{ x25519_pub: string, name: string, linked_at: number, tx_id: string }> }
-export interface FeedItem {
-  post_id: string, author: string, created_at: number, content_preview: string, content_truncated: boolean, hashtags: string[],
-  has_attachment: boolean, attachment_mime: string, likes: number, views: number, size: number, hosting_relay: string
-}
-export interface PostBody {
-  post_id: string, author: string, content: string, content_type: string, hashtags: string[], created_at: number,
-  reply_to: string, quote_of: string, attachment_mime?: string, attachment?: string
-}
-export interface PostStats { views: number, likes: number }
-export interface Validators { count: number, total_power: number, validators: Array<{ pub_key: string, address: string, power: number, name?: string }> }
-export interface Peers { count: number, peers: Array<{ peer_id: string, multiaddr?: string, version?: string, protocol_version?: number, height?: number }> }
-export interface NodeVersion { node_version: string, protocol_version: number, features: string[], chain_id?: string, build?: { tag?: string, commit?: string, date?: string, dirty?: string | boolean } }
-export interface ContractInfo {
-  contract_id: string, name: string, version?: string, deployer: string, deployed_at: number, deployed_height: number, deploy_tx: string,
-  code_hash: string, code_size: number, methods: string[], well_known: boolean, balance_ut: number, log_count: number, seq: number
-}
-export interface ContractList { count: number, total: number, contracts: ContractInfo[], next_cursor: number | null }
-export interface ContractValue { contract_id: string, key: string, value_b64: string | null, value_hex: string | null, value_u64?: number }
-export interface ContractLog { seq: number, tx_id: string, height: number, data_b64: string, data_hex: string, text?: string }
-export interface ContractLogs { contract_id: string, count: number, total: number, logs: ContractLog[], next_cursor: number | null }
-export interface NetworkInfo { chain_id: string, height: number, gas_price?: number }
-export interface Limits {
-  relay?: { stored_envelopes?: number, stored_bytes?: number, max_stored_bytes: number | null, mailbox_ttl_s: number }
-  feed?: { live_posts?: number, disk_used_bytes?: number, disk_limit_bytes: number | null }
-}
+export type {
+  AddressSummary, AddressTx, BlockSummary as Block, NetStats, NetworkInfo, NodeVersion, Peers, TxDetail, Validators
+} from '../../api/schemas.js'
+export type { ContractInfo, ContractList, ContractLog, ContractLogs, ContractStateValue as ContractValue, WellKnownContracts } from '../../api/routes/contracts.js'
+export type { Devices, Identity } from '../../api/routes/identity.js'
+export type { Limits } from '../../api/limits.js'
+export type { FeedPostItem as FeedItem, PostBody, PostStats } from '../../feed/schemas.js'
+
+/** A block as the live stream announces it: the fields it shares with a block summary (`Block`). */
+export type BlockEvent = Omit<WsBlockEvent, 'event' | 'committed_at'>
 
 /**
  * The username registry (a well-known contract), read through contract state: `addr:<pubkey>`
@@ -94,7 +69,7 @@ export interface Limits {
  */
 export async function usernameRegistry (): Promise<string | undefined> {
   try {
-    const known = await find<{ contracts?: Record<string, { contract_id?: string }> }>('/api/well-known-contracts')
+    const known = await find<WellKnownContracts>('/api/well-known-contracts')
     return known?.contracts?.username_registry?.contract_id
   } catch {
     return undefined
@@ -105,7 +80,7 @@ export async function registryValue (key: string): Promise<string | undefined> {
   const contract = await usernameRegistry()
   if (contract === undefined) return undefined
   try {
-    const value = await find<{ value_hex?: string | null }>(`/api/contracts/${enc(contract)}/state/${enc(key)}`)
+    const value = await find<ContractStateValue>(`/api/contracts/${enc(contract)}/state/${enc(key)}`)
     return typeof value?.value_hex === 'string' ? utf8OfHex(value.value_hex) : undefined
   } catch {
     return undefined
