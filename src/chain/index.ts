@@ -19,3 +19,6 @@ export * from './registry.js'
 export * from './posts.js'
 export * from './contracts.js'
 export type { BlockContext, CreatePostPayload, TxRule } from './rules/index.js'
+
+// Accounts and the generic transaction builder, shared by the client (which re-exports them) and the relay's fee collector.
+export * from './build.js'

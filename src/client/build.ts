@@ -1,65 +1,16 @@
 /**
- * Accounts and signed transactions: keys, ids, and building any transaction type. Depends only
- * on the chain's wire format.
+ * Accounts and signed transactions: keys, ids, and building any transaction type. The account
+ * and the generic builder live in the chain (src/chain/build.ts) and are re-exported here; the
+ * helpers for one type each are the client's. Depends only on the chain's wire format.
  */
-import { generateKeyPair, keyPairFromSeed, toHex, type KeyPair } from '../crypto/index.js'
-import { encodePayload, formatTimestamp, signTx, type Transaction, type TxType } from '../chain/tx.js'
+import { generateKeyPair, keyPairFromSeed, type KeyPair } from '../crypto/index.js'
+import type { Transaction, TxType } from '../chain/tx.js'
 import { addressOf } from '../chain/address.js'
+import { accountFrom, buildTx, newAccount, newTxId, type Account, type BuildOptions } from '../chain/build.js'
 import { DEFAULT_GAS_LIMIT, DEPLOY_BYTE_FEE, MIN_FEE } from '../chain/limits.js'
 
 export { addressOf, generateKeyPair, keyPairFromSeed, type KeyPair, type Transaction, type TxType }
-
-export interface Account {
-  keyPair: KeyPair
-  /** Ed25519 public key, lowercase hex */
-  pub: string
-  address: string
-}
-
-export function accountFrom (keyPair: KeyPair = generateKeyPair()): Account {
-  const pub = toHex(keyPair.publicKey)
-  return { keyPair, pub, address: addressOf(pub) }
-}
-
-export function newAccount (): Account {
-  return accountFrom(generateKeyPair())
-}
-
-let idCounter = 0
-
-/** A fresh id in the clients' `tx-<digits>` form, unique within this process and across runs. */
-export function newTxId (): string {
-  idCounter += 1
-  return `tx-${Date.now()}${String(process.pid).padStart(7, '0')}${String(idCounter).padStart(9, '0')}`
-}
-
-export interface BuildOptions {
-  type: TxType
-  to?: string
-  amount?: number
-  fee?: number
-  payload?: unknown
-  memo?: string
-  id?: string
-  /** unix ms; defaults to now */
-  time?: number
-}
-
-/** Builds and signs a transaction of any type. */
-export function buildTx (from: Account, opts: BuildOptions): Transaction {
-  const unsigned: Omit<Transaction, 'signature'> = {
-    id: opts.id ?? newTxId(),
-    type: opts.type,
-    from: from.pub,
-    to: opts.to ?? '',
-    amount: opts.amount ?? 0,
-    fee: opts.fee ?? MIN_FEE,
-    payload: encodePayload(opts.payload ?? {}),
-    timestamp: formatTimestamp(opts.time ?? Date.now())
-  }
-  if (opts.memo !== undefined) unsigned.memo = opts.memo
-  return signTx(unsigned, from.keyPair.secretKey)
-}
+export { accountFrom, buildTx, newAccount, newTxId, type Account, type BuildOptions }
 
 export function transfer (from: Account, to: string, amount: number, opts: { fee?: number, memo?: string, id?: string, time?: number } = {}): Transaction {
   return buildTx(from, {

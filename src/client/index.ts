@@ -6,8 +6,8 @@
 import { sign, toBase64 } from '../crypto/index.js'
 import type { Account, Transaction } from './build.js'
 import type { PublishRequest, PublishResponse } from './feed.js'
-import type { InboxItem } from '../relay/envelope.js'
-import { INBOX_AUTH_HEADER, inboxAuthHeader, inboxReadText, type InboxReadEndpoint } from '../relay/read-auth.js'
+import { INBOX_AUTH_HEADER, inboxAuthHeader, inboxReadText, type InboxReadEndpoint } from '../inbox-read.js'
+import type { InboxItem } from '../relay/index.js'
 
 export type { InboxItem }
 

@@ -5,7 +5,8 @@
  * node with no internet. `SVC_DISABLE_EXPLORER=true` leaves it out; in fully private mode it is
  * opened as `/?token=…` and the token rides along on every call, as for `/swagger`.
  *
- * Server side: `routes.ts` (the page, its assets, headers). Browser side: `browser/` (plain
+ * Server side: `site.ts` (the page, its assets, headers, as plain handlers the API mounts as
+ * routes in src/api/routes/explorer.ts). Browser side: `browser/` (plain
  * TypeScript compiled by tsc to ES modules, no framework); `style.ts` is its stylesheet.
  */
-export { explorerRoutes } from './routes.js'
+export { explorerSite, type ExplorerSite } from './site.js'

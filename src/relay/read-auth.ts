@@ -6,10 +6,12 @@
  */
 import { randomBytes } from 'node:crypto'
 import { KithError } from '../errors.js'
+import { INBOX_AUTH_HEADER } from '../inbox-read.js'
 import { clientAddressKey } from './admission.js'
 
-/** The request header that carries a signed read. */
-export const INBOX_AUTH_HEADER = 'Kith-Inbox-Auth'
+// The signed text and header are wire format the client shares; they live outside both folders.
+export { INBOX_AUTH_HEADER, inboxAuthHeader, inboxReadText, type InboxReadEndpoint } from '../inbox-read.js'
+
 /** A nonce not used within this is forgotten. */
 export const READ_NONCE_TTL_MS = 60_000
 /** Unused nonces of one mailbox: a newer one retires the oldest, so minting can never lock an owner out. */
@@ -18,19 +20,6 @@ export const MAX_READ_NONCES_PER_MAILBOX = 16
 export const MAX_READ_NONCES_PER_CLIENT = 32
 /** Unused nonces in all (a few MB at most): past it, 503 until some are used or expire. */
 export const MAX_READ_NONCES = 65_536
-
-/** The endpoints a signed read may prove, as they appear in the signed text. */
-export type InboxReadEndpoint = 'GET /relay/inbox' | 'GET /relay/inbox/count'
-
-/** The text an owner signs for one read (`node`: the node's id from the nonce answer). */
-export function inboxReadText (node: string, endpoint: InboxReadEndpoint, x25519Pub: string, nonce: string): string {
-  return `inbox-read:${node}:${endpoint}:${x25519Pub}:${nonce}`
-}
-
-/** The header's value for a signed read. */
-export function inboxAuthHeader (ed25519Pub: string, nonce: string, sig: string): string {
-  return `ed25519_pub=${ed25519Pub}, nonce=${nonce}, sig=${sig}`
-}
 
 export interface InboxAuth {
   ed25519_pub: string

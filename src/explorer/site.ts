@@ -1,15 +1,15 @@
 /**
- * The explorer's routes: `/` (the HTML shell) and `/explorer/{file}` (its ES modules and
- * stylesheet). The modules are the tsc output of `browser/`, found next to this file at run time;
- * they are read once, at start-up, so a request never touches the disk.
+ * The explorer's pages as plain handlers: `page` answers `/` (the HTML shell) and `file` answers
+ * `/explorer/{file}` (its ES modules and stylesheet). The API declares the routes and mounts
+ * them (src/api/routes/explorer.ts); nothing here imports from src/api. The modules are the tsc
+ * output of `browser/`, found next to this file at run time; they are read once, at start-up,
+ * so a request never touches the disk.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Context } from 'koa'
-import { z } from 'zod'
-import { route, type AnyRoute } from '../api/route.js'
 import { KithError } from '../errors.js'
 import { STYLESHEET } from './style.js'
 
@@ -18,8 +18,6 @@ interface Asset {
   type: string
   etag: string
 }
-
-const FileParams = z.object({ file: z.string().max(64).meta({ description: 'one of the page\'s files, e.g. `main.js`' }) })
 
 /** The compiled browser modules (`browser/*.js`) and the stylesheet, by file name. */
 function loadAssets (): Map<string, Asset> {
@@ -93,51 +91,41 @@ ${importMap}<script type="module" src="${attr(`/explorer/main.js${suffix}`)}"></
 </body></html>`
 }
 
-export function explorerRoutes (): AnyRoute[] {
+/** The explorer's two handlers, each answering on a Koa context. */
+export interface ExplorerSite {
+  /** The HTML shell, with its CSP (a fresh script nonce each time) and `no-store`. */
+  page: (ctx: Context) => void
+  /** One of the page's files by name (ETag, `no-cache`, 304 when unchanged); NOT_FOUND for any other name. */
+  file: (ctx: Context, name: string) => void
+}
+
+export function explorerSite (): ExplorerSite {
   const assets = loadAssets()
   const modules = [...assets.keys()].filter((name) => name.endsWith('.js')).sort()
-  return [
-    route({
-      method: 'get',
-      path: '/',
-      tag: 'explorer',
-      summary: 'Block explorer and dashboard (HTML; reads this API and follows /api/ws). In fully private mode open it as `/?token=…`',
-      responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
-      handler: ({ ctx }) => {
-        const nonce = randomBytes(16).toString('base64')
-        ctx.set('Content-Security-Policy', contentSecurityPolicy(ctx, nonce))
-        ctx.set('Cache-Control', 'no-store')
-        ctx.set('X-Content-Type-Options', 'nosniff')
-        ctx.set('Referrer-Policy', 'no-referrer')
-        ctx.type = 'text/html; charset=utf-8'
-        ctx.body = page(tokenOf(ctx), modules, nonce)
+  return {
+    page: (ctx) => {
+      const nonce = randomBytes(16).toString('base64')
+      ctx.set('Content-Security-Policy', contentSecurityPolicy(ctx, nonce))
+      ctx.set('Cache-Control', 'no-store')
+      ctx.set('X-Content-Type-Options', 'nosniff')
+      ctx.set('Referrer-Policy', 'no-referrer')
+      ctx.type = 'text/html; charset=utf-8'
+      ctx.body = page(tokenOf(ctx), modules, nonce)
+    },
+    file: (ctx, name) => {
+      const asset = assets.get(name)
+      if (asset === undefined) throw new KithError('NOT_FOUND', `no explorer file ${name}`)
+      ctx.status = 200
+      ctx.set('ETag', asset.etag)
+      // not versioned by name, so revalidated each time: a node upgrade is seen at once
+      ctx.set('Cache-Control', 'no-cache')
+      ctx.set('X-Content-Type-Options', 'nosniff')
+      if (ctx.fresh) {
+        ctx.status = 304
+        return
       }
-    }),
-    route({
-      method: 'get',
-      path: '/explorer/{file}',
-      tag: 'explorer',
-      summary: 'The explorer page\'s own files (its ES modules and stylesheet)',
-      params: FileParams,
-      responses: {
-        200: { description: 'the file; Cache-Control: no-cache with an ETag (304 when unchanged)', contentType: 'application/octet-stream' },
-        404: { description: 'not one of the page\'s files' }
-      },
-      handler: ({ params, ctx }) => {
-        const asset = assets.get(params.file)
-        if (asset === undefined) throw new KithError('NOT_FOUND', `no explorer file ${params.file}`)
-        ctx.status = 200
-        ctx.set('ETag', asset.etag)
-        // not versioned by name, so revalidated each time: a node upgrade is seen at once
-        ctx.set('Cache-Control', 'no-cache')
-        ctx.set('X-Content-Type-Options', 'nosniff')
-        if (ctx.fresh) {
-          ctx.status = 304
-          return
-        }
-        ctx.type = asset.type
-        ctx.body = asset.bytes
-      }
-    })
-  ]
+      ctx.type = asset.type
+      ctx.body = asset.bytes
+    }
+  }
 }
