@@ -30,7 +30,7 @@ import { clientAddressKey, type RelayService } from '../relay/index.js'
 import type { FeedService } from '../feed/index.js'
 import { feedRoutes } from './routes/feed.js'
 import { swaggerRoutes } from './swagger.js'
-import { explorerRoutes } from './routes/explorer.js'
+import { explorerRoutes, type ExplorerSite } from './routes/explorer.js'
 import type { NodeMetrics } from '../metrics/index.js'
 import { realtimeRoutes } from './routes/realtime.js'
 import { REALTIME_SCHEMAS, RealtimeGateway, type RealtimeLimits } from '../realtime/index.js'
@@ -50,6 +50,8 @@ export interface ApiOptions {
   metrics?: NodeMetrics
   /** the WebSocket gateway and SSE stream, with their caps (readRealtimeEnv); absent: neither is served */
   realtime?: RealtimeLimits
+  /** the block explorer at `/` (src/explorer); absent, or with SVC_DISABLE_EXPLORER, it is not served */
+  explorer?: ExplorerSite
 }
 
 export interface ApiServer {
@@ -81,7 +83,7 @@ export function createApi (opts: ApiOptions): ApiServer {
     let doc: object | undefined
     routes.push(...swaggerRoutes(() => (doc ??= openApiDocument(routes, REALTIME_SCHEMAS))))
   }
-  if (!opts.env.disableExplorer) routes.push(...explorerRoutes())
+  if (opts.explorer !== undefined && !opts.env.disableExplorer) routes.push(...explorerRoutes(opts.explorer))
 
   const app = new Koa({ proxy: false })
   app.on('error', answerFailed(log))

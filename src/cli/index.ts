@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path'
 import { Command, Option } from 'commander'
 import { pino } from 'pino'
 import { createApi, type OnboardingOptions } from '../api/index.js'
+import { explorerSite } from '../explorer/index.js'
 import { accountFrom, type Account } from '../client/index.js'
 import { P2PHost } from '../p2p/index.js'
 import { Contracts, ownsMailbox } from '../chain/index.js'
@@ -241,7 +242,8 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       feed,
       metrics,
       // a WebSocket message may carry what a POST body may
-      realtime: readRealtimeEnv(process.env, { maxMessageBytes: env.maxBodyBytes })
+      realtime: readRealtimeEnv(process.env, { maxMessageBytes: env.maxBodyBytes }),
+      explorer: env.disableExplorer ? undefined : explorerSite()
     })
     const { host, port } = parseListenAddr(config.http_addr)
     address = await api.listen(host, port)
