@@ -6,34 +6,14 @@
 import { sign, toBase64 } from '../crypto/index.js'
 import type { Account, Transaction } from './build.js'
 import type { PublishRequest, PublishResponse } from './feed.js'
+import type { FeedPostItem, Timeline, Trending } from '../feed/schemas.js'
 import { INBOX_AUTH_HEADER, inboxAuthHeader, inboxReadText, type InboxReadEndpoint } from '../inbox-read.js'
 import type { InboxItem } from '../relay/index.js'
 
-export type { InboxItem }
+export type { InboxItem, FeedPostItem, Timeline, Trending }
 
 export * from './build.js'
 export * from './feed.js'
-
-
-/** An entry of a feed listing (spec "FeedPostItem"; docs/feed.md). */
-export interface FeedPostItem {
-  post_id: string
-  author: string
-  created_at: number
-  content_preview: string
-  content_truncated: boolean
-  content_type: string
-  hashtags: string[]
-  has_attachment: boolean
-  attachment_mime: string
-  likes: number
-  views: number
-  reply_to: string
-  quote_of: string
-  hosting_relay: string
-  size: number
-  body_available: boolean
-}
 
 export class ApiError extends Error {
   constructor (readonly status: number, message: string) {
@@ -47,12 +27,22 @@ export interface ClientOptions {
   token?: string
 }
 
+/**
+ * A deployed contract as GET /api/contracts answers it: a copy of the API's ContractInfoSchema
+ * (the client sits below the API and cannot import it), held equal to it by
+ * test/unit/client/wire-types.test.ts.
+ */
 export interface ContractInfo {
   contract_id: string
   name: string
-  version?: string
+  version?: string | undefined
   deployer: string
+  /** unix s */
+  deployed_at: number
   deployed_height: number
+  deploy_tx: string
+  code_hash: string
+  code_size: number
   methods: string[]
   /** gas every call pays before any code runs (instantiating the module) */
   call_base_gas: number
@@ -60,7 +50,8 @@ export interface ContractInfo {
   well_known: boolean
   balance_ut: number
   log_count: number
-  code_size: number
+  /** order of deployment, from 1 */
+  seq: number
 }
 
 function pageQuery (page: { limit?: number, before?: number }): string {
@@ -163,14 +154,14 @@ export class KithClient {
   }
 
   /** Posts of everyone `follower` follows, newest first. */
-  async timeline (follower: string, limit?: number): Promise<{ follower: string, count: number, posts: FeedPostItem[], next_cursor: string | null }> {
+  async timeline (follower: string, limit?: number): Promise<Timeline> {
     const query = new URLSearchParams({ follower })
     if (limit !== undefined) query.set('limit', String(limit))
     return await this.request('GET', `/feed/timeline?${query.toString()}`)
   }
 
   /** Posts of the last `window` hours (1 to 168) by likes × 3 + views. */
-  async trending (window?: number, limit?: number): Promise<{ window: number, count: number, posts: FeedPostItem[] }> {
+  async trending (window?: number, limit?: number): Promise<Trending> {
     const query = new URLSearchParams()
     if (window !== undefined) query.set('window', String(window))
     if (limit !== undefined) query.set('limit', String(limit))

@@ -92,8 +92,10 @@ const nextCursor = z.string().nullable().meta({ description: 'pass as `cursor` f
 
 export const AuthorFeedSchema = z.object({ author: z.string(), count: z.number().int(), posts, next_cursor: nextCursor }).meta({ id: 'AuthorFeed' })
 export const TimelineSchema = z.object({ follower: z.string(), count: z.number().int(), posts, next_cursor: nextCursor }).meta({ id: 'Timeline' })
+export type Timeline = z.output<typeof TimelineSchema>
 export const HashtagFeedSchema = z.object({ tag: z.string(), count: z.number().int(), posts, next_cursor: nextCursor }).meta({ id: 'HashtagFeed' })
 export const TrendingSchema = z.object({ window: z.number().int(), count: z.number().int(), posts }).meta({ id: 'Trending' })
+export type Trending = z.output<typeof TrendingSchema>
 export const ForYouSchema = z.object({ pub: z.string(), count: z.number().int(), posts }).meta({ id: 'ForYou' })
 
 const limit = z.coerce.number().int('must be an integer').min(1, 'must be at least 1').default(DEFAULT_FEED_LIMIT)

@@ -18,9 +18,11 @@ import { pino } from 'pino'
 import type { z } from 'zod'
 import { GenesisSchema, StateOverlay, applyTx, checkStateless, genesisState, type StateValue, type Transaction } from '../../../src/chain/index.js'
 import {
-  accountFrom, createPostTx, publishRequest, type FeedPostItem as ClientFeedPostItem, type PublishRequest, type PublishResponse
+  accountFrom, createPostTx, publishRequest, type ContractInfo as ClientContractInfo, type FeedPostItem as ClientFeedPostItem, type PublishRequest, type PublishResponse, type Timeline as ClientTimeline, type Trending as ClientTrending
 } from '../../../src/client/index.js'
 import { FeedService } from '../../../src/feed/index.js'
+import type { TimelineSchema, TrendingSchema
+} from '../../../src/feed/schemas.js';
 import {
   AuthorFeedSchema, FeedPostItemSchema, PostBodySchema, PostStatsSchema, PublishRequestSchema, PublishResponseSchema
 } from '../../../src/feed/schemas.js'
@@ -47,9 +49,12 @@ export const clientTypes: [
   Expect<Equal<ReturnType<typeof publishRequest>, z.input<typeof PublishRequestSchema>>>,
   Expect<Equal<PublishResponse, Out<typeof PublishResponseSchema>>>,
   Expect<Equal<Parameters<typeof createPostTx>[1], Out<typeof PublishResponseSchema>>>,
-  // still a hand copy in src/client/index.ts: held equal to the schema until it is replaced
-  Expect<Equal<ClientFeedPostItem, Out<typeof FeedPostItemSchema>>>
-] = [true, true, true, true, true]
+  Expect<Equal<ClientFeedPostItem, Out<typeof FeedPostItemSchema>>>,
+  Expect<Equal<ClientTimeline, Out<typeof TimelineSchema>>>,
+  Expect<Equal<ClientTrending, Out<typeof TrendingSchema>>>,
+  // a hand copy: the client sits below the API, so it cannot import the API's schema types
+  Expect<Equal<ClientContractInfo, Out<typeof ContractInfoSchema>>>
+] = [true, true, true, true, true, true, true, true]
 
 // ---- the explorer ----
 export const explorerTypes: [
