@@ -3,6 +3,19 @@ import { z } from 'zod'
 import { BASE64_CHARS, isBase64 } from './crypto/index.js'
 import { KithError, type ErrorCode } from './errors.js'
 
+/**
+ * `schema.safeParse` that never throws. Zod's checks can throw on hostile input: a member whose
+ * `length` is an object without a callable `toString` reached the min-length check after the type
+ * check had failed, and comparing it with a number threw a TypeError (a 500 at the edge).
+ */
+export function safeParse<T extends z.ZodType> (schema: T, value: unknown): z.ZodSafeParseResult<z.output<T>> {
+  try {
+    return schema.safeParse(value)
+  } catch {
+    return { success: false, error: new z.ZodError([{ code: 'custom', message: 'not a valid value', path: [], input: value }]) as z.ZodError<z.output<T>> }
+  }
+}
+
 /** Parses a JSON message (gossip, request, answer) and checks its shape; undefined when it is not valid JSON of that shape. */
 export function decodeJson<T extends z.ZodType> (schema: T, data: Uint8Array): z.output<T> | undefined {
   let value: unknown
@@ -11,7 +24,7 @@ export function decodeJson<T extends z.ZodType> (schema: T, data: Uint8Array): z
   } catch {
     return undefined
   }
-  const result = schema.safeParse(value)
+  const result = safeParse(schema, value)
   return result.success ? result.data : undefined
 }
 
@@ -21,7 +34,7 @@ export function base64String (message: string): z.ZodString {
 }
 
 export function parseOrThrow<T extends z.ZodType> (schema: T, value: unknown, code: ErrorCode = 'BAD_REQUEST', what = ''): z.output<T> {
-  const result = schema.safeParse(value)
+  const result = safeParse(schema, value)
   if (result.success) return result.data
   const issue = result.error.issues[0]
   const path = issue?.path.length ? issue.path.join('.') : ''

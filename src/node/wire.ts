@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import { TransactionSchema, sameTx, type Block, type Commit, type Transaction } from '../chain/index.js'
 import type { Proposal, Vote } from '../consensus/index.js'
-import { decodeJson as decode } from '../validation.js'
+import { decodeJson as decode, safeParse } from '../validation.js'
 
 /** Parses and checks a network message; undefined when it is not valid JSON of that shape. */
 export { decode }
@@ -80,7 +80,7 @@ export function decodeProposal (data: Uint8Array, known: (id: string) => Transac
       txs.push(held)
       continue
     }
-    const parsed = TransactionSchema.safeParse(raw)
+    const parsed = safeParse(TransactionSchema, raw)
     if (!parsed.success) return undefined
     txs.push(parsed.data)
   }

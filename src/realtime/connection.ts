@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { KithError } from '../errors.js'
 import type { InboxEvent } from '../relay/index.js'
-import { parseOrThrow } from '../validation.js'
+import { parseOrThrow, safeParse } from '../validation.js'
 import { NonceHandshake } from './auth.js'
 import { inboxFrame, typingFrame, typingKeys } from './events.js'
 import { Frame, subscriptionKey, type Hub, type Subscriber } from './hub.js'
@@ -174,7 +174,7 @@ export class Connection implements Subscriber {
     } catch {
       readable = false
     }
-    const head = readable ? MessageHeadSchema.safeParse(message) : undefined
+    const head = readable ? safeParse(MessageHeadSchema, message) : undefined
     const op = head?.success === true ? head.data.op : null
     const req = head?.success === true && typeof head.data.req === 'string' && head.data.req.length <= 64 ? head.data.req : undefined
     const rate = this.ctx.addressLimiter?.admit(this.info.ip)

@@ -11,7 +11,7 @@ import type { Logger } from 'pino'
 import { z } from 'zod'
 import { fromBase64, toBase64, toHex } from '../crypto/index.js'
 import { KithError } from '../errors.js'
-import { parseOrThrow } from '../validation.js'
+import { parseOrThrow, safeParse } from '../validation.js'
 import {
   Base64TextSchema, DeleteProofSchema, MAX_SEND_PLAINTEXT_BYTES, OwnerProofSchema, PEER_FUTURE_TOLERANCE_MS, SIGNED_TS_TOLERANCE_MS, X25519PubSchema,
   base64DecodedLength, checkPeerEnvelope, deleteText, envelopeFromUpload, verifiedText,
@@ -409,7 +409,7 @@ export class RelayService extends EventEmitter<RelayEvents> {
    * arrives later.
    */
   async acceptDeletion (input: unknown): Promise<PeerOutcome> {
-    const parsed = DeleteProofSchema.safeParse(input)
+    const parsed = safeParse(DeleteProofSchema, input)
     if (!parsed.success) return { result: 'rejected', reason: `malformed delete proof: ${parsed.error.issues[0]?.message ?? 'invalid'}` }
     const proof = parsed.data
     if (proof.text.toLowerCase() !== deleteText(proof.id, proof.recipient_pub, proof.ts)) return { result: 'rejected', reason: 'the signed text does not name this envelope, mailbox and ts' }

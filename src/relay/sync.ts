@@ -6,7 +6,7 @@
  */
 import { z } from 'zod'
 import { KithError } from '../errors.js'
-import { parseOrThrow } from '../validation.js'
+import { parseOrThrow, safeParse } from '../validation.js'
 import { MAX_ENVELOPES_PER_REQUEST, type RelayService } from './service.js'
 
 const Bucket = z.number().int().min(0)
@@ -81,7 +81,7 @@ function count (result: SyncRoundResult, outcome: { result: string }): void {
 }
 
 function parsePeer<T extends z.ZodType> (schema: T, value: unknown): z.output<T> {
-  const parsed = schema.safeParse(value)
+  const parsed = safeParse(schema, value)
   if (!parsed.success) throw new KithError('BAD_REQUEST', `malformed relay sync answer from peer: ${parsed.error.issues[0]?.message ?? 'invalid'}`)
   return parsed.data
 }

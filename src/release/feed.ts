@@ -4,6 +4,7 @@
  * KithError('UPDATE_SOURCE_FAILED'), which the API answers 502.
  */
 import { KithError } from '../errors.js'
+import { safeParse } from '../validation.js'
 import { compareVersions } from './semver.js'
 import { ReleaseFeedSchema, type Release, type ReleaseFeed } from './schemas.js'
 
@@ -76,7 +77,7 @@ export async function readReleaseFeed (sourceUrl: string, opts: FeedReadOptions)
   } catch {
     throw new KithError('UPDATE_SOURCE_FAILED', 'the release source answered something that is not JSON')
   }
-  const parsed = ReleaseFeedSchema.safeParse(value)
+  const parsed = safeParse(ReleaseFeedSchema, value)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     throw new KithError('UPDATE_SOURCE_FAILED', `the release source answered an invalid release feed: ${issue.path.join('.')}: ${issue.message}`)

@@ -37,6 +37,16 @@ describe('fuzz: hostile input at the edge', () => {
     assert.equal(proto.status, 404, proto.text)
   })
 
+  test('a member whose length is an object without a callable toString (it threw inside zod\'s checks) is a 400, never 500', async () => {
+    // found by this fuzzer (KITH_FUZZ_SEED=544618202)
+    const hostile = { length: { toString: 'y' } }
+    for (const [path, body] of [['/api/onboarding/claim', { pub_key: hostile }], ['/api/tx', { id: hostile }], ['/relay/broadcast', { ciphertext: hostile }]] as const) {
+      const res = await http(node.url, 'POST', path, { body })
+      assert.equal(res.status, 400, `${path}: ${res.text}`)
+      assert.deepEqual(Object.keys(res.json as object), ['error'], path)
+    }
+  })
+
   test('every HTTP operation: no 5xx, errors as {"error": string}, no hang, the node keeps answering', async () => {
     const sent = await fuzzHttp(node, settings)
     console.log(`fuzz: ${sent} requests`)

@@ -6,6 +6,7 @@
  * all (unknown contract or method, too poor for its gas limit) is rejected and never included.
  */
 import { z } from 'zod'
+import { safeParse } from '../../validation.js'
 import { KithError } from '../../errors.js'
 import { ContractKeys, Contracts, contractIdFor, CONTRACT_ID_RE, gasCost, installContract, type CallRecord, type ContractExecutor } from '../contracts.js'
 import { credit, debit, balanceOf } from '../ledger.js'
@@ -89,7 +90,7 @@ export function deployToPrepare (state: StateReader, tx: Transaction): Uint8Arra
   if (tx.type !== 'DEPLOY_CONTRACT') return undefined
   let parsed
   try {
-    parsed = DeployPayload.safeParse(decodePayload(tx))
+    parsed = safeParse(DeployPayload, decodePayload(tx))
   } catch {
     return undefined
   }
