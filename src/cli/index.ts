@@ -1,32 +1,24 @@
 /** The `kith` command line: init, start (and start --dev), testnet, sidecar, update, and the wallet (wallet/). See docs and decisions.md. */
-import { readFile, writeFile } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
+import { writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { Command, Option } from 'commander'
 import { pino } from 'pino'
-import { createApi, type OnboardingOptions } from '../api/index.js'
-import { explorerSite } from '../explorer/index.js'
-import { accountFrom, type Account } from '../client/index.js'
-import { P2PHost } from '../p2p/index.js'
-import { Contracts, ownsMailbox } from '../chain/index.js'
-import { RelayFees, RelayService, readRelayEnv, sealKeyFromEd25519 } from '../relay/index.js'
-import { FeedService, readPendingLimits } from '../feed/index.js'
-import { MediaScrubber, readMediaEnv } from '../media/index.js'
+import { createNode } from '../app/index.js'
+import { readRelayEnv } from '../relay/index.js'
+import { readPendingLimits } from '../feed/index.js'
+import { readMediaEnv } from '../media/index.js'
 import { readRealtimeEnv } from '../realtime/index.js'
-import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
 import { stopOnSignals } from './shutdown.js'
 import { createTestnet } from './testnet.js'
 import { registerSidecarCommand } from './sidecar.js'
 import { registerUpdateCommand } from './update.js'
 import { registerWalletCommands } from './wallet/index.js'
-import { VerifyPool, generateKeyPair, keyPairFromSeed, seedOf, toHex } from '../crypto/index.js'
+import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
 import { isPubkeyHex } from '../chain/index.js'
-import { NodeMetrics } from '../metrics/index.js'
 import { followParent, needsRelaunch, relaunch, resourceCaps } from './resource-caps.js'
 import { getHeapStatistics } from 'node:v8'
 import {
-  DEFAULT_LAG_GATE, DEPRECATED_NAMES, LagGate, START_FLAGS, denyListFromEnv, exists, initHome, loadHome, parseListenAddr, readEnv, resolveConfigLayers, watchChainDisk, watchEventLoop,
-  KithNode, type NodeConfig
+  DEPRECATED_NAMES, START_FLAGS, denyListFromEnv, exists, initHome, loadHome, readEnv, resolveConfigLayers
 } from '../node/index.js'
 
 const DEV_HOME = '.kith'
@@ -85,17 +77,6 @@ async function initDevHome (home: string, alloc: Array<{ pub_key: string, amount
   console.log(`initialised dev network in ${home}; dev account ${devPub} holds 1000000 T (key in ${join(home, 'dev_account.json')})`)
 }
 
-async function onboardingOptions (home: string, config: NodeConfig): Promise<OnboardingOptions> {
-  const o = config.onboarding
-  let faucet: Account | undefined
-  if (o.enabled) {
-    const file = JSON.parse(await readFile(resolve(home, o.key_file), 'utf8')) as { seed?: string }
-    if (typeof file.seed !== 'string') throw new Error(`onboarding key file ${o.key_file} has no seed`)
-    faucet = accountFrom(keyPairFromSeed(Buffer.from(file.seed, 'hex')))
-  }
-  return { faucet, amountUt: o.amount_ut, perIpIntervalMs: o.per_ip_interval_s * 1000, perKeyIntervalMs: o.per_key_interval_s * 1000, now: Date.now }
-}
-
 async function start (opts: Record<string, unknown>): Promise<void> {
   const dev = opts.dev === true
   const homeArg = opts.home as string | undefined
@@ -129,134 +110,21 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     uvThreads: process.env.UV_THREADPOOL_SIZE ?? 'default', heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)
   }, 'resource caps')
 
-  const verifyPool = new VerifyPool(caps.verifyWorkers)
-  const lagGate = config.admission_max_lag_ms > 0 ? new LagGate({ ...DEFAULT_LAG_GATE, maxLagMs: config.admission_max_lag_ms }) : undefined
-  const stopLagWatch = lagGate !== undefined ? watchEventLoop(lagGate) : () => {}
-  const node = await KithNode.open({
-    dataDir: loaded.dataDir,
-    genesis: loaded.genesis,
-    validatorKey: loaded.validatorKey,
-    blockIntervalMs: config.block_interval_ms,
-    mempool: { maxTxs: config.mempool_max_txs, maxBytes: config.mempool_max_bytes, maxPerSender: config.mempool_max_per_sender },
-    logger,
-    verifyPool,
-    ...(lagGate !== undefined ? { lagGate } : {})
-  })
-  const relayEnv = readRelayEnv()
-  // the relay identity that paid envelopes name is the node's account key
-  const fees = RelayFees.open({ dataDir: loaded.dataDir, relayKey: loaded.validatorKey, node, logger })
-  const relay = new RelayService({
-    dataDir: loaded.dataDir,
-    ttlMs: relayEnv.ttlMs,
-    identity: relayEnv.disableInboxDelete ? undefined : { isLinked: (ed25519, x25519) => ownsMailbox(node.store, ed25519, x25519) },
-    nodeSealKey: sealKeyFromEd25519(loaded.nodeKey.secretKey),
-    requireReadAuth: relayEnv.requireReadAuth,
-    limits: { maxStoredBytes: relayEnv.maxStoredBytes },
-    admission: relayEnv.admission,
-    logger: logger.child({ module: 'relay' }),
-    feeCheck: fees.check
-  })
-  relay.start()
-  fees.start((id) => relay.store.has(id))
-  const scrubber = MediaScrubber.start({ env: readMediaEnv(), logger, ...(caps.imageWorkers !== undefined ? { workers: caps.imageWorkers } : {}) })
-  // bodies are hosted under the node's account key, which CREATE_POST fees credit (as relay fees do)
-  const feed = new FeedService({
-    dataDir: loaded.dataDir,
-    chain: { state: node.store, scan: (prefix) => node.store.scanState(prefix) },
-    hostingRelay: node.validatorPub,
-    scrubber,
+  const node = createNode({
+    home: loaded,
+    config,
+    caps,
+    env,
+    relay: readRelayEnv(),
+    media: readMediaEnv(),
+    // a WebSocket message may carry what a POST body may
+    realtime: readRealtimeEnv(process.env, { maxMessageBytes: env.maxBodyBytes }),
     pendingLimits: readPendingLimits(),
-    ...(caps.viewPairs !== undefined ? { maxViewPairs: caps.viewPairs } : {}),
-    ...(config.feed_disk_limit_mb !== undefined ? { diskLimitBytes: config.feed_disk_limit_mb * 1024 * 1024 } : {}),
-    logger: logger.child({ module: 'feed' })
-  })
-  // indexes are rebuilt before the node commits anything, then follow every committed block
-  await feed.open()
-  node.addSubmissionCheck((checked) => feed.checkSubmission(checked))
-  node.events.on('block', (_summary, txs) => { feed.applyBlock(txs).catch((err: unknown) => logger.error({ err }, 'feed: applying a block failed')) })
-  feed.start()
-  const metrics = new NodeMetrics({
-    height: () => node.head().height,
-    round: () => node.engine.status().round,
-    mempoolTxs: () => node.mempool.size,
-    mempoolBytes: () => node.mempool.sizeBytes,
-    peers: () => node.peers().filter((p) => p.connected).length,
-    mailboxEnvelopes: () => relay.store.size.envelopes,
-    mailboxDirs: [join(loaded.dataDir, 'relay')],
-    feedBodyBytes: () => feed.diskUsedBytes,
-    feedPosts: () => feed.index.size,
-    contracts: () => Contracts.count(node.store),
-    gasPrice: () => Contracts.gasPrice(node.store),
-    contractDeploys: () => node.contractDeployStats()
-  })
-  node.events.on('block', (summary, txs, commit) => {
-    metrics.observeBlock(summary.time, summary.tx_count, commit.round)
-    for (const tx of txs) {
-      const call = tx.type === 'CALL_CONTRACT' ? Contracts.call(node.store, tx.id) : undefined
-      if (call !== undefined) metrics.observeContractCall(call.ok, call.gas_used)
-    }
-  })
-  // Consensus state is restored whole before the network can say anything (restore is synchronous).
-  node.start()
-  const chainDisk = config.chain_disk_limit_mb !== undefined
-    ? watchChainDisk({ file: join(loaded.dataDir, 'data.mdb'), limitMb: config.chain_disk_limit_mb, logger: logger.child({ module: 'node' }) })
-    : undefined
-  let p2p: P2PHost | undefined
-  let api: ReturnType<typeof createApi> | undefined
-  let address: AddressInfo
-  /** Stops what has started, outside in: HTTP, libp2p, the feed and its scrubbers, the mailbox and its fee queue, the node, the verify workers. */
-  const release = async (): Promise<void> => {
-    chainDisk?.stop()
-    stopLagWatch()
-    await api?.close()
-    await p2p?.stop()
-    await feed.close()
-    await scrubber.close()
-    await relay.close()
-    await fees.close()
-    await node.stop()
-    await verifyPool.close()
-  }
-  try {
-    const denyPeers = denyListFromEnv()
-    p2p = await P2PHost.create({
-      nodeKeySeed: seedOf(loaded.nodeKey),
-      listen: config.p2p_listen,
-      peers: config.peers,
-      chainId: loaded.genesis.chain_id,
-      nodeVersion: NODE_VERSION,
-      protocolVersion: PROTOCOL_VERSION,
-      logger: logger.child({ module: 'libp2p' }),
-      metricsRegistry: metrics.registry,
-      ...(denyPeers !== undefined ? { denyPeers } : {})
-    }, {
-      onGossip: async (topic, data, via) => await node.network.onGossip(topic, data, via),
-      onRequest: async (data, from) => await node.network.onRequest(data, from)
-    })
-    node.attachNetwork(p2p)
-    node.network.attachRelay(relay)
-    api = createApi({
-      node, nodeId: p2p.peerId, env, logger,
-      onboarding: await onboardingOptions(home, config),
-      relay: { service: relay, rateLimitPerSender: relayEnv.rateLimitPerSender },
-      feed,
-      metrics,
-      // a WebSocket message may carry what a POST body may
-      realtime: readRealtimeEnv(process.env, { maxMessageBytes: env.maxBodyBytes }),
-      explorer: env.disableExplorer ? undefined : explorerSite()
-    })
-    const { host, port } = parseListenAddr(config.http_addr)
-    address = await api.listen(host, port)
-  } catch (err) {
-    // A port in use or a bad listen address: release what started, then report.
-    await release()
-    throw err
-  }
-  logger.info({ peerId: p2p.peerId, addrs: p2p.multiaddrs() }, 'p2p listening')
-  const shownHost = address.family === 'IPv6' ? (address.address === '::' ? 'localhost' : `[${address.address}]`) : address.address
-  logger.info({ url: `http://${shownHost}:${address.port}`, port: address.port, home }, 'http listening')
+    denyPeers: denyListFromEnv()
+  }, { logger })
+  await node.start()
 
-  stopOnSignals(logger, release, SHUTDOWN_GRACE_MS)
+  stopOnSignals(logger, async () => await node.stop(), SHUTDOWN_GRACE_MS)
   followParent()
 }
 
