@@ -15,4 +15,5 @@ export { extractHashtags, normalizeTag, HASHTAG_RULE, MAX_HASHTAGS, MAX_HASHTAG_
 export { readPendingLimits, DEFAULT_PENDING_LIMITS, type PendingLimits } from './pending.js'
 export { forYouScore, trendingScore, compareRank, compareTime, type Position, type RankedPost } from './ranking.js'
 export { ViewLimiter, VIEW_WINDOW_MS } from './views.js'
+export { FeedBodyStore, type BodyMeta } from './body-store.js'
 export * from './schemas.js'
