@@ -1,5 +1,6 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
+import doors from './eslint/doors.js'
 
 export default tseslint.config(
   // contracts/ is AssemblyScript (decorators on declarations), checked by asc, not by tsc or eslint
@@ -13,6 +14,12 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error'
     }
+  },
+  {
+    // each folder of src/ has one door, its index.ts: no import past it from src/ or bench/ (eslint/doors.js)
+    files: ['src/**/*.ts', 'bench/**/*.ts'],
+    plugins: { doors },
+    rules: { 'doors/through-the-door': 'error' }
   },
   {
     files: ['bin/kith', '**/*.js', '**/*.mjs'],

@@ -8,9 +8,10 @@
  * Run alone: `node dist/bench/contracts-vm.js`; in `npm run bench` unless --no-contracts.
  */
 import { fileURLToPath } from 'node:url'
+// eslint-disable-next-line doors/through-the-door -- the dev-time contract compiler (npm run contract:build) loads AssemblyScript, so the node's door must not hold it
 import { compileContract } from '../src/contracts/build-tool.js'
 import { MAX_GAS_LIMIT, createInlineVm, createWorkerVm, type ContractVm, type StorageView } from '../src/contracts/vm/index.js'
-import { usernameRegistryWasm } from '../src/contracts/wellknown.js'
+import { usernameRegistryWasm } from '../src/contracts/index.js'
 
 export interface ContractsBenchResult {
   iterations: number

@@ -4,7 +4,7 @@
  * without the stamp (plain `tsc`) reports only the tag v<version>.
  */
 import { readFileSync } from 'node:fs'
-import { BuildInfoSchema, type BuildInfo } from './release/schemas.js'
+import { BuildInfoSchema, type BuildInfo } from './release/index.js'
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 

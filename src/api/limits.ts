@@ -19,7 +19,7 @@ import {
 } from '../feed/index.js'
 import { JPEG_QUALITY, MAX_SIDE_PX } from '../media/index.js'
 import type { MempoolOptions } from '../mempool/index.js'
-import type { EnvSettings } from '../node/config.js'
+import type { EnvSettings } from '../node/index.js'
 import {
   DEFAULT_PAGE_SIZE, MAX_CIPHERTEXT_BYTES, MAX_ENVELOPES_PER_REQUEST, MAX_PAGE_BYTES, MAX_PAGE_SIZE, MAX_SEND_PLAINTEXT_BYTES, SIGNED_TS_TOLERANCE_MS,
   MAX_READ_NONCES, MAX_READ_NONCES_PER_CLIENT, MAX_READ_NONCES_PER_MAILBOX, READ_NONCE_TTL_MS,

@@ -4,10 +4,10 @@
  * helpers for one type each are the client's. Depends only on the chain's wire format.
  */
 import { generateKeyPair, keyPairFromSeed, type KeyPair } from '../crypto/index.js'
-import type { Transaction, TxType } from '../chain/tx.js'
-import { addressOf } from '../chain/address.js'
-import { accountFrom, buildTx, newAccount, newTxId, type Account, type BuildOptions } from '../chain/build.js'
-import { DEFAULT_GAS_LIMIT, DEPLOY_BYTE_FEE, MIN_FEE } from '../chain/limits.js'
+import {
+  accountFrom, addressOf, buildTx, newAccount, newTxId, DEFAULT_GAS_LIMIT, DEPLOY_BYTE_FEE, MIN_FEE,
+  type Account, type BuildOptions, type Transaction, type TxType
+} from '../chain/index.js'
 
 export { addressOf, generateKeyPair, keyPairFromSeed, type KeyPair, type Transaction, type TxType }
 export { accountFrom, buildTx, newAccount, newTxId, type Account, type BuildOptions }

@@ -5,9 +5,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { sign, toBase64 } from '../crypto/index.js'
-import { postFee } from '../chain/limits.js'
-import type { Transaction } from '../chain/tx.js'
-import type { PublishRequest, PublishResponse } from '../feed/schemas.js'
+import { postFee, type Transaction } from '../chain/index.js'
+import type { PublishRequest, PublishResponse } from '../feed/index.js'
 import { buildTx, type Account } from './build.js'
 
 /** The wire objects, as the node's schemas (which validate them and generate the OpenAPI document) infer them. */

@@ -6,7 +6,7 @@
 import { sign, toBase64 } from '../crypto/index.js'
 import type { Account, Transaction } from './build.js'
 import type { PublishRequest, PublishResponse } from './feed.js'
-import type { FeedPostItem, Timeline, Trending } from '../feed/schemas.js'
+import type { FeedPostItem, Timeline, Trending } from '../feed/index.js'
 import { INBOX_AUTH_HEADER, inboxAuthHeader, inboxReadText, type InboxReadEndpoint } from '../inbox-read.js'
 import type { InboxItem } from '../relay/index.js'
 

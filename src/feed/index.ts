@@ -16,4 +16,5 @@ export { readPendingLimits, DEFAULT_PENDING_LIMITS, type PendingLimits } from '.
 export { forYouScore, trendingScore, compareRank, compareTime, type Position, type RankedPost } from './ranking.js'
 export { ViewLimiter, VIEW_WINDOW_MS } from './views.js'
 export { joinFeed, type FeedHost } from './join.js'
+export { FeedBodyStore, type BodyMeta } from './body-store.js'
 export * from './schemas.js'

@@ -12,27 +12,21 @@
  * repairs what gossip lost. `RelayFees` checks paid envelopes (`fee_ut > 0`) and collects their
  * fees with RELAY_PROOF. Design, limits and wire forms: docs/relay.md.
  */
+// Only what other folders import (the node's assembly, the API's routes, the real-time gateway, the
+// gossip, the benchmarks); tests of this folder import the rest from the files they test.
 export {
-  RelayService, mailboxTtlMs, readRelayEnv, DEFAULT_SENDER_RPS, DEFAULT_TTL_DAYS, DAY_MS, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGE_BYTES,
-  DEFAULT_SWEEP_INTERVAL_MS, DEFAULT_SWEEP_BATCH, MAX_ENVELOPES_PER_REQUEST, RelaySendSchema,
-  type RelayServiceOptions, type IdentityResolver, type InboxEvent, type RelayEvents, type PeerOutcome,
-  type InboxQuery, type InboxResult, type BroadcastOptions, type RelayEnv, type ReadAuth
+  RelayService, readRelayEnv, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGE_BYTES, MAX_ENVELOPES_PER_REQUEST, RelaySendSchema,
+  type InboxEvent, type PeerOutcome, type ReadAuth
 } from './service.js'
-export { MailboxAdmission, DEFAULT_ADMISSION, clientAddressKey, type AdmissionLimits, type Admitted } from './admission.js'
+export { clientAddressKey } from './admission.js'
 export {
-  ReadNonces, INBOX_AUTH_HEADER, READ_NONCE_TTL_MS, MAX_READ_NONCES_PER_MAILBOX, MAX_READ_NONCES_PER_CLIENT, MAX_READ_NONCES,
-  inboxReadText, inboxAuthHeader, parseInboxAuthHeader, type InboxReadEndpoint, type InboxAuth
+  INBOX_AUTH_HEADER, READ_NONCE_TTL_MS, MAX_READ_NONCES_PER_MAILBOX, MAX_READ_NONCES_PER_CLIENT, MAX_READ_NONCES
 } from './read-auth.js'
-export { RelayFees, DEFAULT_COLLECT_INTERVAL_MS, type FeeClaim, type FeeNode, type RelayFeesOptions } from './fees.js'
-export { RelaySyncRequestSchema, answerSyncRequest, pullFromPeer, type RelaySyncRequest, type SyncRoundResult } from './sync.js'
+export { RelayFees } from './fees.js'
+export { answerSyncRequest, pullFromPeer } from './sync.js'
+export { RelayStore } from './store.js'
 export {
-  RelayStore, BUCKET_SECONDS, DEFAULT_LIMITS, bucketOf,
-  type Clock, type RelayLimits, type RelayStoreOptions, type InboxPage, type InboxOptions, type BucketDigest, type BucketIds, type DeleteOutcome
-} from './store.js'
-export {
-  EnvelopeUploadSchema, PeerEnvelopeSchema, DeleteProofSchema, OwnerProofSchema, InboxItemSchema, X25519PubSchema, Ed25519PubSchema,
-  MAX_CIPHERTEXT_BYTES, MAX_SEND_PLAINTEXT_BYTES, NONCE_BYTES, BOX_MAC_BYTES, SIGNED_TS_TOLERANCE_MS, PEER_FUTURE_TOLERANCE_MS,
-  canonicalId, envelopeFromUpload, checkPeerEnvelope, presentInboxItem, deleteText, verifiedText, isoSeconds, base64DecodedLength,
-  type Envelope, type InboxItem, type DeleteProof, type OwnerProof, type PeerEnvelopeCheck
+  EnvelopeUploadSchema, OwnerProofSchema, InboxItemSchema, MAX_CIPHERTEXT_BYTES, MAX_SEND_PLAINTEXT_BYTES, SIGNED_TS_TOLERANCE_MS,
+  canonicalId, type Envelope, type InboxItem
 } from './envelope.js'
-export { generateSealKey, sealKeyFromEd25519, boxSeal, boxOpen, randomNonce, type SealKey } from './seal.js'
+export { sealKeyFromEd25519, boxSeal, boxOpen, randomNonce, type SealKey } from './seal.js'

@@ -1,7 +1,6 @@
 /** What an operator (and a client) learns about the node itself: its limits and whether a newer release exists. */
 import type { FeedService } from '../../feed/index.js'
-import type { EnvSettings } from '../../node/config.js'
-import type { KithNode } from '../../node/index.js'
+import type { EnvSettings, KithNode } from '../../node/index.js'
 import type { RelayService } from '../../relay/index.js'
 import { UPDATE_CHECK_CACHE_MS, UpdateCheckSchema, UpdateChecker } from '../../release/index.js'
 import { BUILD, NODE_VERSION } from '../../version.js'

@@ -8,7 +8,7 @@ import type { Command } from 'commander'
 import { ApiError, KithClient, addressOf } from '../../client/index.js'
 import type { Transaction } from '../../chain/index.js'
 import { resolveAccount } from '../../chain/index.js'
-import { foldUsername, USERNAME_RE } from '../../contracts/wellknown.js'
+import { foldUsername, USERNAME_RE } from '../../contracts/index.js'
 import { CliError } from './errors.js'
 import { Keystore, defaultKeystoreDir, type KeyInfo, type UnlockedKey } from './keystore.js'
 

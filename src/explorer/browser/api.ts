@@ -4,8 +4,8 @@
  * every call carries it as a bearer header (the WebSocket and plain URLs such as images, which
  * cannot send headers, as `?token=`).
  */
-import type { ContractStateValue, WellKnownContracts } from '../../api/routes/contracts.js'
-import type { BlockEvent as WsBlockEvent } from '../../realtime/schemas.js'
+import type { ContractStateValue, WellKnownContracts } from '../../api/index.js'
+import type { BlockEvent as WsBlockEvent } from '../../realtime/index.js'
 import { utf8OfHex } from './format.js'
 
 export const token = new URLSearchParams(location.search).get('token') ?? ''
@@ -49,15 +49,13 @@ export const enc = encodeURIComponent
 
 // ---- the records the page reads ----
 // The types the server's zod schemas infer (the same schemas validate and document the API), imported
-// as types only: tsc erases these lines, so no server or zod code reaches the browser.
+// as types only, through each folder's door: tsc erases these lines, so no server or zod code reaches the browser.
 
 export type {
-  AddressSummary, AddressTx, BlockSummary as Block, NetStats, NetworkInfo, NodeVersion, Peers, TxDetail, Validators
-} from '../../api/schemas.js'
-export type { ContractInfo, ContractList, ContractLog, ContractLogs, ContractStateValue as ContractValue, WellKnownContracts } from '../../api/routes/contracts.js'
-export type { Devices, Identity } from '../../api/routes/identity.js'
-export type { Limits } from '../../api/limits.js'
-export type { FeedPostItem as FeedItem, PostBody, PostStats } from '../../feed/schemas.js'
+  AddressSummary, AddressTx, BlockSummary as Block, NetStats, NetworkInfo, NodeVersion, Peers, TxDetail, Validators,
+  ContractInfo, ContractList, ContractLog, ContractLogs, ContractStateValue as ContractValue, WellKnownContracts, Devices, Identity, Limits
+} from '../../api/index.js'
+export type { FeedPostItem as FeedItem, PostBody, PostStats } from '../../feed/index.js'
 
 /** A block as the live stream announces it: the fields it shares with a block summary (`Block`). */
 export type BlockEvent = Omit<WsBlockEvent, 'event' | 'committed_at'>

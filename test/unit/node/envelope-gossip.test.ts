@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import { KithNode, initHome, loadHome } from '../../../src/node/index.js'
 import type { NetworkBridge, NetworkPort } from '../../../src/node/network.js'
 import type { GossipTopic } from '../../../src/p2p/index.js'
-import { envelopeFromUpload, type Envelope } from '../../../src/relay/index.js'
+import type { Envelope } from '../../../src/relay/index.js'
+import { envelopeFromUpload } from '../../../src/relay/envelope.js'
 import { T0, newClient, newService, sealEnvelope, silent, withTempDir } from '../relay/helpers.js'
 
 class RecordingPort implements NetworkPort {

@@ -3,7 +3,8 @@
  * each one as soon as `put` resolves, until the parent kills it. A second argument sets the store's
  * merge threshold.
  */
-import { RelayStore, envelopeFromUpload } from '../../../src/relay/index.js'
+import { RelayStore } from '../../../src/relay/index.js'
+import { envelopeFromUpload } from '../../../src/relay/envelope.js'
 import { newClient, sealEnvelope } from './helpers.js'
 
 const dir = process.argv[2]

@@ -13,7 +13,8 @@ import { accountFrom, buildTx, newAccount, transfer, type Account, type Transact
 import { generateKeyPair, sign, toBase64 } from '../../../src/crypto/index.js'
 import { KithError } from '../../../src/errors.js'
 import { KithNode, initHome, loadHome } from '../../../src/node/index.js'
-import { RelayFees, envelopeFromUpload, type Envelope } from '../../../src/relay/index.js'
+import { RelayFees, type Envelope } from '../../../src/relay/index.js'
+import { envelopeFromUpload } from '../../../src/relay/envelope.js'
 import { newClient, newService, sealEnvelope, silent, withTempDir } from './helpers.js'
 
 interface LogLine { level: number, msg: string, [key: string]: unknown }

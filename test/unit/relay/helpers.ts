@@ -14,7 +14,9 @@ import { koaPath } from '../../../src/api/route.js'
 import { relayRoutes, type RelayRouteOptions } from '../../../src/api/routes/relay.js'
 import { routeHandler } from '../../../src/api/server.js'
 import { generateKeyPair, sign, toBase64, toHex, type KeyPair } from '../../../src/crypto/index.js'
-import { RelayService, generateSealKey, type IdentityResolver, type RelayServiceOptions } from '../../../src/relay/index.js'
+import { RelayService } from '../../../src/relay/index.js'
+import { generateSealKey } from '../../../src/relay/seal.js'
+import type { IdentityResolver, RelayServiceOptions } from '../../../src/relay/service.js'
 
 export const silent: Logger = pino({ level: 'silent' })
 

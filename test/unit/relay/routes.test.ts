@@ -2,7 +2,10 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { openApiDocument } from '../../../src/api/openapi.js'
 import { relayRoutes } from '../../../src/api/routes/relay.js'
-import { MAX_CIPHERTEXT_BYTES, deleteText, generateSealKey, inboxAuthHeader, inboxReadText, type RelayService } from '../../../src/relay/index.js'
+import { MAX_CIPHERTEXT_BYTES, type RelayService } from '../../../src/relay/index.js'
+import { deleteText } from '../../../src/relay/envelope.js'
+import { inboxAuthHeader, inboxReadText } from '../../../src/relay/read-auth.js'
+import { generateSealKey } from '../../../src/relay/seal.js'
 import { FakeRegistry, T0, call, fakeClock, newClient, newService, openEnvelope, sealEnvelope, signText, startApp, withTempDir, type TestApp } from './helpers.js'
 
 const T0S = T0 / 1000

@@ -4,11 +4,13 @@ import { join } from 'node:path'
 import sodium from 'sodium-native'
 import { generateKeyPair, toHex } from '../../../src/crypto/index.js'
 import { KithError } from '../../../src/errors.js'
-import {
-  BUCKET_SECONDS, DAY_MS, deleteText, envelopeFromUpload, generateSealKey, inboxAuthHeader, inboxReadText, mailboxTtlMs, sealKeyFromEd25519,
-  answerSyncRequest, pullFromPeer, readRelayEnv,
-  type DeleteProof, type Envelope, type InboxEvent, type RelayService, type RelaySyncRequest
-} from '../../../src/relay/index.js'
+import { sealKeyFromEd25519, answerSyncRequest, pullFromPeer, readRelayEnv, type Envelope, type InboxEvent, type RelayService } from '../../../src/relay/index.js'
+import { deleteText, envelopeFromUpload, type DeleteProof } from '../../../src/relay/envelope.js'
+import { inboxAuthHeader, inboxReadText } from '../../../src/relay/read-auth.js'
+import { generateSealKey } from '../../../src/relay/seal.js'
+import { DAY_MS, mailboxTtlMs } from '../../../src/relay/service.js'
+import { BUCKET_SECONDS } from '../../../src/relay/store.js'
+import type { RelaySyncRequest } from '../../../src/relay/sync.js'
 import { FakeRegistry, T0, fakeClock, newClient, newService, openEnvelope, sealEnvelope, signText, withTempDir, type Client, type FakeClock } from './helpers.js'
 
 const T0S = T0 / 1000
