@@ -16,7 +16,7 @@
 // gossip, the benchmarks); tests of this folder import the rest from the files they test.
 export {
   RelayService, readRelayEnv, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGE_BYTES, MAX_ENVELOPES_PER_REQUEST, RelaySendSchema,
-  type InboxEvent, type PeerOutcome, type ReadAuth
+  type InboxEvent, type PeerOutcome, type ReadAuth, type RelayEnv
 } from './service.js'
 export { clientAddressKey } from './admission.js'
 export {
