@@ -184,7 +184,14 @@ export function buildProgram (): Command {
 
 export async function main (argv: string[]): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv)
+    const program = buildProgram()
+    // commander answers `--help` before it looks at the command, so `kith nosuch --help` printed
+    // the main help and exited 0: name the unknown command first
+    const first = argv[2]
+    if (first !== undefined && first !== 'help' && !first.startsWith('-') && !program.commands.some((c) => c.name() === first || c.aliases().includes(first))) {
+      throw new Error(`unknown command '${first}'; \`kith --help\` lists the commands`)
+    }
+    await program.parseAsync(argv)
   } catch (err) {
     console.error(`kith: ${err instanceof Error ? err.message : String(err)}`)
     process.exitCode = 1

@@ -22,6 +22,11 @@ async function kithFails (args: string[]): Promise<string> {
 }
 
 describe('kith start', () => {
+  test('an unknown command with --help is an error (exit 1) naming the command, not the main help with exit 0', async () => {
+    assert.match(await kithFails(['nosuch', '--help']), /unknown command 'nosuch'/)
+    assert.match(await kithFails(['nosuch']), /unknown command 'nosuch'/)
+  })
+
   after(stopAllNodes)
 
   test('--stats-addr, the HTTP listener\'s old name, still sets the listener and warns that it is deprecated', async () => {
