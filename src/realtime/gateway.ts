@@ -16,7 +16,7 @@ import { blockFrame, inboxFrame, txFrame, txKeys } from './events.js'
 import { Hub, TopicKeys, type Frame } from './hub.js'
 import type { RealtimeLimits } from './options.js'
 import { CLOSE_CODES } from './schemas.js'
-import { SseStream, parseLastEventId, sseTopicKeys } from './sse.js'
+import { SSE_HEADERS, SseStream, parseLastEventId, sseTopicKeys } from './sse.js'
 
 export const WS_PATH = '/api/ws'
 /** How long closing sockets get to finish their close handshake before they are cut. */
@@ -133,6 +133,13 @@ export class RealtimeGateway {
     if (keys.some((k) => k.startsWith('mailbox:'))) {
       if (this.opts.mailbox === undefined) throw new KithError('RELAY_UNAVAILABLE', 'this node runs no relay mailbox')
       if (this.opts.mailbox.requireReadAuth) throw new KithError('UNAUTHORIZED', 'this node requires a proven key to read a mailbox (SVC_RELAY_READ_AUTH); SSE cannot prove one: use /api/ws with auth')
+    }
+    // HEAD gets the stream's headers and an end: a stream opened for it would never end, and
+    // the client would wait for an answer that never completes
+    if (req.method === 'HEAD') {
+      res.writeHead(200, SSE_HEADERS)
+      res.end()
+      return
     }
     const ip = req.socket.remoteAddress ?? ''
     this.admit(ip)

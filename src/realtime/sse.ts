@@ -35,6 +35,14 @@ export function parseLastEventId (value: string | undefined): number | undefined
 }
 
 /** One open SSE response. Writes are bounded like a WebSocket's queue: a reader that falls behind is cut. */
+/** The headers of an event stream (also the whole answer to HEAD). */
+export const SSE_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no'
+} as const
+
 export class SseStream implements Subscriber {
   private lastHeight = -1
   private ended = false
@@ -50,12 +58,7 @@ export class SseStream implements Subscriber {
   }
 
   start (): void {
-    this.res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no'
-    })
+    this.res.writeHead(200, SSE_HEADERS)
     this.write('retry: 3000\n: connected\n\n')
   }
 

@@ -47,6 +47,13 @@ describe('fuzz: hostile input at the edge', () => {
     }
   })
 
+  test('HEAD /api/events answers the stream\'s headers and ends (it opened a stream that never ended)', async () => {
+    // found by the chaos fuzzer (KITH_FUZZ_SEED=309940201)
+    const res = await fetch(`${node.url}/api/events?topics=blocks`, { method: 'HEAD', signal: AbortSignal.timeout(5000) })
+    assert.equal(res.status, 200)
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/)
+  })
+
   test('every HTTP operation: no 5xx, errors as {"error": string}, no hang, the node keeps answering', async () => {
     const sent = await fuzzHttp(node, settings)
     console.log(`fuzz: ${sent} requests`)
