@@ -29,89 +29,79 @@ function record (height: number, proposals: Proposal[]): ConsensusRecord {
   return { height, round: 0, step: 'prevote', lockedRound: 0, lockedHash: proposals[0]?.block_hash ?? null, validRound: 0, validHash: null, proposals, ownVotes: [] }
 }
 
+/** Runs `body` with a fresh temporary directory, removed afterwards. */
+async function withStoreDir (body: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
+  try {
+    await body(dir)
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
 const initArgs = { chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) }
 
 describe('ChainStore', () => {
-  test('the consensus record survives reopening with its proposals, and is forgotten once its height commits', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
-    try {
-      let store = ChainStore.open(dir)
-      await store.init(initArgs)
-      const held = record(1, [proposal(1, [tx('t1', BOB)])])
-      await store.putConsensusRecord(held)
-      await store.close()
+  test('the consensus record survives reopening with its proposals, and is forgotten once its height commits', async () => await withStoreDir(async (dir) => {
+    let store = ChainStore.open(dir)
+    await store.init(initArgs)
+    const held = record(1, [proposal(1, [tx('t1', BOB)])])
+    await store.putConsensusRecord(held)
+    await store.close()
 
-      store = ChainStore.open(dir)
-      assert.deepEqual(store.consensusRecord(), held)
-      await store.commitBlock({ block: block(1, [tx('t1', BOB)]), hash: 'b1', commit: null, writes: new Map(), stateRoot: 'r1', removePending: [] })
-      assert.equal(store.consensusRecord(), undefined)
-      await store.close()
-    } finally {
-      await rm(dir, { recursive: true, force: true })
-    }
-  })
+    store = ChainStore.open(dir)
+    assert.deepEqual(store.consensusRecord(), held)
+    await store.commitBlock({ block: block(1, [tx('t1', BOB)]), hash: 'b1', commit: null, writes: new Map(), stateRoot: 'r1', removePending: [] })
+    assert.equal(store.consensusRecord(), undefined)
+    await store.close()
+  }))
 
-  test('a consensus record kept in the chain\'s environment (stores before the record had its own) is moved, proposals included', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
-    try {
-      const held = record(3, [proposal(3, [tx('t1', BOB)])])
-      const legacy = open({ path: dir, compression: false })
-      await legacy.openDB({ name: 'proposals' }).put([3, 0, 'b3'], held.proposals[0])
-      await legacy.openDB({ name: 'consensus' }).put('record', { ...held, proposals: [[3, 0, 'b3']] })
-      await legacy.close()
+  test('a consensus record kept in the chain\'s environment (stores before the record had its own) is moved, proposals included', async () => await withStoreDir(async (dir) => {
+    const held = record(3, [proposal(3, [tx('t1', BOB)])])
+    const legacy = open({ path: dir, compression: false })
+    await legacy.openDB({ name: 'proposals' }).put([3, 0, 'b3'], held.proposals[0])
+    await legacy.openDB({ name: 'consensus' }).put('record', { ...held, proposals: [[3, 0, 'b3']] })
+    await legacy.close()
 
-      let store = ChainStore.open(dir)
-      assert.deepEqual(store.consensusRecord(), held)
-      await store.close()
-      store = ChainStore.open(dir)
-      assert.deepEqual(store.consensusRecord(), held, 'still there after the move')
-      await store.close()
-    } finally {
-      await rm(dir, { recursive: true, force: true })
-    }
-  })
+    let store = ChainStore.open(dir)
+    assert.deepEqual(store.consensusRecord(), held)
+    await store.close()
+    store = ChainStore.open(dir)
+    assert.deepEqual(store.consensusRecord(), held, 'still there after the move')
+    await store.close()
+  }))
 
-  test('a committed block reads back whole, indexes included, after reopening', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
-    try {
-      let store = ChainStore.open(dir)
-      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map([['bal:x', 5]]), stateRoot: 'r0' }) })
-      await store.putPending({ seq: 1, tx: tx('t1', BOB) })
-      await store.putPending({ seq: 2, tx: tx('t2', CAROL) })
-      await store.putPending({ seq: 3, tx: tx('t3', BOB) })
-      const b1 = block(1, [tx('t1', BOB), tx('t2', CAROL)])
-      await store.commitBlock({ block: b1, hash: 'h1', commit: { height: 1, round: 0, block_hash: 'h1', signatures: [] }, writes: new Map([['bal:x', 7], ['gone', null]]), stateRoot: 'r1', removePending: ['t1', 't2'] })
-      await store.commitBlock({ block: block(2, [tx('t3', BOB)]), hash: 'h2', commit: null, writes: new Map(), stateRoot: 'r2', removePending: ['t3'] })
-      await store.close()
+  test('a committed block reads back whole, indexes included, after reopening', async () => await withStoreDir(async (dir) => {
+    let store = ChainStore.open(dir)
+    await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map([['bal:x', 5]]), stateRoot: 'r0' }) })
+    await store.putPending({ seq: 1, tx: tx('t1', BOB) })
+    await store.putPending({ seq: 2, tx: tx('t2', CAROL) })
+    await store.putPending({ seq: 3, tx: tx('t3', BOB) })
+    const b1 = block(1, [tx('t1', BOB), tx('t2', CAROL)])
+    await store.commitBlock({ block: b1, hash: 'h1', commit: { height: 1, round: 0, block_hash: 'h1', signatures: [] }, writes: new Map([['bal:x', 7], ['gone', null]]), stateRoot: 'r1', removePending: ['t1', 't2'] })
+    await store.commitBlock({ block: block(2, [tx('t3', BOB)]), hash: 'h2', commit: null, writes: new Map(), stateRoot: 'r2', removePending: ['t3'] })
+    await store.close()
 
-      store = ChainStore.open(dir)
-      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) })
-      assert.deepEqual(store.head(), { height: 2, hash: 'h2', state_root: 'r2', time: 2000 })
-      assert.deepEqual(store.getBlock(1)?.block, b1)
-      assert.equal(store.getBlock(2)?.block.txs.length, 1)
-      assert.equal(store.getCommit(1)?.block_hash, 'h1')
-      assert.equal(store.get('bal:x'), 7)
-      assert.deepEqual(store.getTx('t2'), { tx: tx('t2', CAROL), height: 1, index: 1 })
-      assert.equal(store.getTx('nope'), undefined)
-      assert.deepEqual(store.addressHistory(BOB, 10), { ids: ['t3', 't1'], count: 2 })
-      assert.deepEqual(store.addressHistory(ALICE, 2), { ids: ['t3', 't2'], count: 3 })
-      assert.deepEqual(store.pending(), [])
-      assert.equal(store.getBlockSummary(1)?.tx_count, 2)
-      await store.close()
-    } finally {
-      await rm(dir, { recursive: true, force: true })
-    }
-  })
+    store = ChainStore.open(dir)
+    await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) })
+    assert.deepEqual(store.head(), { height: 2, hash: 'h2', state_root: 'r2', time: 2000 })
+    assert.deepEqual(store.getBlock(1)?.block, b1)
+    assert.equal(store.getBlock(2)?.block.txs.length, 1)
+    assert.equal(store.getCommit(1)?.block_hash, 'h1')
+    assert.equal(store.get('bal:x'), 7)
+    assert.deepEqual(store.getTx('t2'), { tx: tx('t2', CAROL), height: 1, index: 1 })
+    assert.equal(store.getTx('nope'), undefined)
+    assert.deepEqual(store.addressHistory(BOB, 10), { ids: ['t3', 't1'], count: 2 })
+    assert.deepEqual(store.addressHistory(ALICE, 2), { ids: ['t3', 't2'], count: 3 })
+    assert.deepEqual(store.pending(), [])
+    assert.equal(store.getBlockSummary(1)?.tx_count, 2)
+    await store.close()
+  }))
 
-  test('a store refuses a different genesis', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'kith-store-'))
-    try {
-      const store = ChainStore.open(dir)
-      await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) })
-      await assert.rejects(store.init({ chainId: 'c', genesisHash: 'other', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) }), /genesis/)
-      await store.close()
-    } finally {
-      await rm(dir, { recursive: true, force: true })
-    }
-  })
+  test('a store refuses a different genesis', async () => await withStoreDir(async (dir) => {
+    const store = ChainStore.open(dir)
+    await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) })
+    await assert.rejects(store.init({ chainId: 'c', genesisHash: 'other', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) }), /genesis/)
+    await store.close()
+  }))
 })
