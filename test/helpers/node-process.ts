@@ -56,6 +56,12 @@ export interface StartOptions {
   relaunches?: boolean
   /** more `bin/kith start` flags */
   args?: string[]
+  /**
+   * The node is expected to exit on its own (a crash point): if it exits before it is ready,
+   * start() resolves instead of failing, and `whenExited()` tells how it ended. A crash point
+   * reached during start-up sync comes before the HTTP listener on a slow machine.
+   */
+  mayExitBeforeReady?: boolean
 }
 
 export interface InitInfo {
@@ -165,8 +171,10 @@ export class NodeProcess {
     try {
       line = await ready
     } catch (err) {
+      const exitedOnItsOwn = !this.running
       this.killSync()
       await this.exited
+      if (this.opts.mayExitBeforeReady === true && exitedOnItsOwn) return
       throw err
     }
     if (typeof line.port !== 'number') throw new Error(`"http listening" line has no port: ${JSON.stringify(line)}`)

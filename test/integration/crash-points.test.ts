@@ -53,7 +53,7 @@ describe('crash points on the commit path', { timeout: 240_000 }, () => {
       // let the others move ahead, so the restart has blocks to sync (after-sync-commit needs them)
       const ahead = (await height(nodes[0])) + 3
       await waitFor(async () => (await height(nodes[0])) >= ahead, 20_000)
-      const crashing = await startNode({ home, blockIntervalMs: BLOCK_MS, env: { KITH_CRASH_AT: `${point}:2` } })
+      const crashing = await startNode({ home, blockIntervalMs: BLOCK_MS, env: { KITH_CRASH_AT: `${point}:2` }, mayExitBeforeReady: true })
       await nodes[0].client.submit(transfer(rich, newAccount().pub, 1234))
       const exit = await Promise.race([crashing.whenExited(), new Promise<'alive'>((resolve) => setTimeout(() => resolve('alive'), 20_000))])
       assert.notEqual(exit, 'alive', `the node never reached ${point}`)
