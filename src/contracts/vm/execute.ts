@@ -7,6 +7,8 @@
 import { DEPTH_EXPORT, GAS_EXPORT, INIT_EXPORT, MEMORY_EXPORT, RESERVED_EXPORT_PREFIX } from './abi.js'
 import { GAS, MAX_ABORT_CHARS, MAX_CALL_DEPTH, MAX_KEY_BYTES, MAX_LOG_BYTES, MAX_LOGS, MAX_RETURN_BYTES, MAX_TRANSFERS, MAX_VALUE_BYTES } from './limits.js'
 import { VmGuardError, type CallInput, type CallOutcome, type CallTransfer, type StorageView } from './types.js'
+import { MemoryPool } from './memory-pool.js'
+import { importOwnMemory, POOLED_MEMORY_MODULE, POOLED_MEMORY_NAME, type MemoryLimits } from './sections.js'
 
 /** A trap raised by a host function, with its error category. */
 class HostTrap extends Error {}
@@ -26,8 +28,11 @@ function argBytes (argsJson: string): Uint8Array[] | undefined {
 
 const fail = (gasUsed: number, error: string): CallOutcome => ({ ok: false, gasUsed, error })
 
-/** Runs `input.method` of a compiled prepared module. Throws VmGuardError when the host stack ran out. */
-export function executeCall (compiled: WebAssembly.Module, input: CallInput, storage: StorageView): CallOutcome {
+/**
+ * Runs `input.method` of a compiled prepared module, on `memory` when the module declares one
+ * (moved to an import by `importOwnMemory`). Throws VmGuardError when the host stack ran out.
+ */
+export function executeCall (compiled: WebAssembly.Module, input: CallInput, storage: StorageView, memory?: WebAssembly.Memory): CallOutcome {
   const limit = input.gasLimit
   // paid before instantiation: a module that is costly to instantiate is never instantiated unpaid
   const base = input.callBaseGas
@@ -56,19 +61,19 @@ export function executeCall (compiled: WebAssembly.Module, input: CallInput, sto
     gasGlobal().value = left
     if (left < 0n) throw new HostTrap('out of gas')
   }
-  const memory = (): Uint8Array => {
+  const memoryBytes = (): Uint8Array => {
     const mem = (instance as WebAssembly.Instance).exports[MEMORY_EXPORT] as WebAssembly.Memory | undefined
     return mem === undefined ? new Uint8Array(0) : new Uint8Array(mem.buffer)
   }
   const read = (ptr: number, len: number): Uint8Array => {
-    const mem = memory()
+    const mem = memoryBytes()
     const at = ptr >>> 0
     const end = at + (len >>> 0)
     if (end > mem.length) throw new HostTrap('memory access out of bounds')
     return mem.slice(at, end)
   }
   const write = (ptr: number, bytes: Uint8Array): void => {
-    const mem = memory()
+    const mem = memoryBytes()
     const at = ptr >>> 0
     if (at + bytes.length > mem.length) throw new HostTrap('memory access out of bounds')
     mem.set(bytes, at)
@@ -191,7 +196,7 @@ export function executeCall (compiled: WebAssembly.Module, input: CallInput, sto
       use(GAS.hostCall)
       let text = ''
       try {
-        const mem = memory()
+        const mem = memoryBytes()
         const at = msg >>> 0
         if (at >= 4 && at <= mem.length) {
           const bytes = new DataView(mem.buffer).getUint32(at - 4, true)
@@ -208,7 +213,7 @@ export function executeCall (compiled: WebAssembly.Module, input: CallInput, sto
   }
 
   try {
-    instance = new WebAssembly.Instance(compiled, { kith, env })
+    instance = new WebAssembly.Instance(compiled, memory === undefined ? { kith, env } : { kith, env, [POOLED_MEMORY_MODULE]: { [POOLED_MEMORY_NAME]: memory } })
   } catch {
     return fail(base, 'trap')
   }
@@ -241,29 +246,45 @@ export function executeCall (compiled: WebAssembly.Module, input: CallInput, sto
   return { ok: true, gasUsed: used(), writes, logs, transfers, returnData }
 }
 
-/** Compiled modules by codeHash, least recently used dropped first. */
+/** A prepared module compiled with its memory moved to an import, and that memory's limits. */
+interface CompiledContract {
+  module: WebAssembly.Module
+  memory: MemoryLimits | undefined
+}
+
+/** Compiled modules by codeHash, least recently used dropped first, and the memories calls reuse. */
 export class ModuleCache {
-  private readonly modules = new Map<string, WebAssembly.Module>()
+  private readonly modules = new Map<string, CompiledContract>()
+  readonly memories = new MemoryPool()
 
   constructor (private readonly capacity = 64) {}
 
-  get (codeHash: string, code: Uint8Array): WebAssembly.Module {
+  get (codeHash: string, code: Uint8Array): CompiledContract {
     let compiled = this.modules.get(codeHash)
-    if (compiled !== undefined) this.modules.delete(codeHash)
-    else compiled = new WebAssembly.Module(code as Uint8Array<ArrayBuffer>)
+    if (compiled !== undefined) {
+      this.modules.delete(codeHash)
+    } else {
+      const { code: withImport, memory } = importOwnMemory(code)
+      compiled = { module: new WebAssembly.Module(withImport as Uint8Array<ArrayBuffer>), memory }
+    }
     this.modules.set(codeHash, compiled)
     if (this.modules.size > this.capacity) this.modules.delete(this.modules.keys().next().value as string)
     return compiled
   }
 }
 
-/** Compiles (or reuses) the module and runs the call. */
+/** Compiles (or reuses) the module and runs the call on a kept memory. */
 export function runCall (cache: ModuleCache, input: CallInput, storage: StorageView): CallOutcome {
-  let compiled: WebAssembly.Module
+  let compiled: CompiledContract
   try {
     compiled = cache.get(input.codeHash, input.code)
   } catch {
     return fail(Math.min(input.gasLimit, input.callBaseGas), 'invalid code')
   }
-  return executeCall(compiled, input, storage)
+  const limits = compiled.memory
+  if (limits === undefined) return executeCall(compiled.module, input, storage)
+  const memory = cache.memories.take(limits)
+  const outcome = executeCall(compiled.module, input, storage, memory)
+  cache.memories.give(limits, memory)
+  return outcome
 }

@@ -1,0 +1,54 @@
+import type { MemoryLimits } from './sections.js'
+
+const PAGE_BYTES = 65_536
+/** Most pages kept between calls, over all limits together (4 MiB). */
+const MAX_KEPT_PAGES = 64
+/**
+ * Calls one memory serves before it is let go. V8 remembers every instance a memory was given
+ * to until the next garbage collection, and `memory.grow` visits them all: after 5,000 calls one
+ * grow took ~110 µs instead of ~1 µs. Bounding the uses bounds that walk (docs/contracts.md).
+ */
+const MAX_USES = 32
+
+interface Kept { memory: WebAssembly.Memory, uses: number }
+
+/**
+ * Memories kept between calls, one per limits, zeroed when handed out: what a fresh memory
+ * would hold, without the cost of making one (docs/contracts.md § Calls). A memory a call grew
+ * is not kept: its size is no longer what the next call's module declares.
+ */
+export class MemoryPool {
+  private readonly kept = new Map<string, Kept>()
+  private readonly uses = new WeakMap<WebAssembly.Memory, number>()
+  private keptPages = 0
+
+  take (limits: MemoryLimits): WebAssembly.Memory {
+    const key = keyOf(limits)
+    const entry = this.kept.get(key)
+    if (entry === undefined) {
+      const memory = new WebAssembly.Memory(limits.maximum === undefined ? { initial: limits.initial } : { initial: limits.initial, maximum: limits.maximum })
+      this.uses.set(memory, 1)
+      return memory
+    }
+    this.kept.delete(key)
+    this.keptPages -= limits.initial
+    this.uses.set(entry.memory, entry.uses + 1)
+    new Uint8Array(entry.memory.buffer).fill(0)
+    return entry.memory
+  }
+
+  give (limits: MemoryLimits, memory: WebAssembly.Memory): void {
+    const key = keyOf(limits)
+    const uses = this.uses.get(memory) ?? MAX_USES
+    if (uses >= MAX_USES || memory.buffer.byteLength !== limits.initial * PAGE_BYTES || this.kept.has(key)) return
+    this.kept.set(key, { memory, uses })
+    this.keptPages += limits.initial
+    for (const [oldest, old] of this.kept) {
+      if (this.keptPages <= MAX_KEPT_PAGES) break
+      this.kept.delete(oldest)
+      this.keptPages -= old.memory.buffer.byteLength / PAGE_BYTES
+    }
+  }
+}
+
+const keyOf = (limits: MemoryLimits): string => `${limits.initial}/${String(limits.maximum)}`
