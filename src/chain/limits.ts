@@ -60,6 +60,14 @@ export const MAX_BLOCK_GAS = 200_000_000
  * deploys of the largest module.
  */
 export const DEPLOY_GAS_PER_BYTE = 700
+/**
+ * The first call of a contract in a block counts this much gas per byte of its code against
+ * MAX_BLOCK_GAS (not billed: the caller cannot know whether it comes first). A node compiles a
+ * module on its first call in the process (V8 compiles each function when first called), which
+ * no gas pays for, ~0.1–1 µs per byte measured; a block that calls many contracts no node has
+ * compiled yet (more than the 64 a node keeps) is bounded to 1,000,000 bytes of code.
+ */
+export const COMPILE_GAS_PER_BYTE = 200
 /** Gas price at genesis when the genesis file sets none: µT per 1,000 gas. It is also the floor of the live price. */
 export const DEFAULT_GAS_PRICE = 1
 /** Ceiling of the live gas price: MAX_GAS_LIMIT at it costs 10^13 µT, an exact amount. */

@@ -10,7 +10,7 @@ import { settleGasPrice, type ContractExecutor } from './contracts.js'
 import type { ChainParams } from './genesis.js'
 import { credit, debit } from './ledger.js'
 import { MAX_BLOCK_BYTES, MAX_BLOCK_TXS, MAX_TX_AGE_IN_BLOCK_MS, TIMESTAMP_TOLERANCE_MS } from './limits.js'
-import { TX_RULES, type BlockContext, type TxRule } from './rules/index.js'
+import { newBlockGas, TX_RULES, type BlockContext, type TxRule } from './rules/index.js'
 import { nextStateRoot, StateKeys, StateOverlay, type StateReader, type WriteSet } from './state.js'
 import { decodePayload, timestampMs, txSize, verifyTxSignature, type Transaction } from './tx.js'
 
@@ -124,7 +124,7 @@ export function executeBlock (state: StateReader, block: Block, opts: ExecuteOpt
   if (header.tx_root !== root) throw new KithError('TX_INVALID', 'block tx_root does not match its transactions')
   if (header.last_commit_hash !== commitHash(block.last_commit)) throw new KithError('TX_INVALID', 'block last_commit_hash does not match')
   const overlay = new StateOverlay(state)
-  const ctx: BlockContext = { height: header.height, time: header.time, proposer: header.proposer, params: opts.params, gas: { used: 0 }, ...(opts.contracts !== undefined ? { contracts: opts.contracts } : {}) }
+  const ctx: BlockContext = { height: header.height, time: header.time, proposer: header.proposer, params: opts.params, gas: newBlockGas(), ...(opts.contracts !== undefined ? { contracts: opts.contracts } : {}) }
   block.txs.forEach((tx, index) => {
     if (tx.type === 'BLOCK_REWARD' && index !== 0) throw new KithError('TX_INVALID', 'BLOCK_REWARD must be the first transaction of a block')
     if (tx.type === 'BLOCK_REWARD' && block.txs.length === 1) throw new KithError('TX_INVALID', 'BLOCK_REWARD is only minted in a block that carries other transactions')
@@ -166,7 +166,7 @@ export interface BlockSelection {
  * takes as long to check on every peer); it is asked every SELECT_CHECK_EVERY transactions.
  */
 export function selectBlockTxs (state: StateReader, candidates: Iterable<CheckedTx>, blockCtx: BlockContext, prevStateRoot: string, full: () => boolean = () => false): BlockSelection {
-  const ctx: BlockContext = { ...blockCtx, gas: { used: 0 } }
+  const ctx: BlockContext = { ...blockCtx, gas: newBlockGas() }
   const overlay = new StateOverlay(state)
   const included: Transaction[] = []
   const rejected: BlockSelection['rejected'] = []

@@ -10,7 +10,7 @@ import { safeParse } from '../../validation.js'
 import { KithError } from '../../errors.js'
 import { ContractKeys, Contracts, contractIdFor, CONTRACT_ID_RE, gasCost, installContract, type CallRecord, type ContractExecutor } from '../contracts.js'
 import { credit, debit, balanceOf } from '../ledger.js'
-import { DEPLOY_BYTE_FEE, DEPLOY_GAS_PER_BYTE, MAX_ARGS_JSON_BYTES, MAX_BLOCK_GAS, MAX_CONTRACT_CODE_BYTES, MAX_GAS_LIMIT, MIN_FEE } from '../limits.js'
+import { COMPILE_GAS_PER_BYTE, DEPLOY_BYTE_FEE, DEPLOY_GAS_PER_BYTE, MAX_ARGS_JSON_BYTES, MAX_BLOCK_GAS, MAX_CONTRACT_CODE_BYTES, MAX_GAS_LIMIT, MIN_FEE } from '../limits.js'
 import { asState } from '../registry.js'
 import type { StateOverlay, StateReader } from '../state.js'
 import { decodePayload, type Transaction } from '../tx.js'
@@ -56,9 +56,17 @@ function undecidedIfThrown<T> (what: string, work: () => T): T {
  * re-executing the block's calls and preparing its deploys.
  */
 function spendBlockGas (block: BlockContext, gas: number): void {
-  if (block.gas === undefined) return
-  if (block.gas.used + gas > MAX_BLOCK_GAS) throw new KithError('TX_BLOCK_FULL', `the block's calls and deploys would use more than ${MAX_BLOCK_GAS} gas`)
-  block.gas.used += gas
+  checkBlockRoom(block, gas)
+  if (block.gas !== undefined) block.gas.used += gas
+}
+
+function checkBlockRoom (block: BlockContext, gas: number): void {
+  if (block.gas !== undefined && block.gas.used + gas > MAX_BLOCK_GAS) throw new KithError('TX_BLOCK_FULL', `the block's calls and deploys would use more than ${MAX_BLOCK_GAS} gas`)
+}
+
+/** What compiling the code counts against the block's gas: only at its first call in the block. */
+function compileGas (block: BlockContext, codeHash: string, codeBytes: number): number {
+  return block.gas === undefined || block.gas.compiled.has(codeHash) ? 0 : codeBytes * COMPILE_GAS_PER_BYTE
 }
 
 /** At admission (no proposer yet) calls are not run: the worst case is reserved instead. */
@@ -170,6 +178,9 @@ export const callContractRule = defineRule({
     }
     const code = Contracts.code(state, contract.code_hash)
     if (code === undefined) throw new Error(`contract ${contract.contract_id} has no code ${contract.code_hash} in state`)
+    const compiling = compileGas(block, contract.code_hash, code.length)
+    // refused before it runs when compiling alone would overfill the block
+    checkBlockRoom(block, compiling)
     // The attached amount is the contract's for the call; a failed call hands it back with the rest.
     const call = state.child()
     debit(call, tx.from, tx.amount, 'the attached amount')
@@ -188,7 +199,9 @@ export const callContractRule = defineRule({
       gasLimit: payload.gas_limit,
       blockHeight: block.height
     }, { get: (key) => Contracts.storage(call, contract.contract_id, key) }))
-    spendBlockGas(block, outcome.gasUsed)
+    // counted with the call's gas, so a call the block has no room for leaves no trace in it
+    spendBlockGas(block, compiling + outcome.gasUsed)
+    block.gas?.compiled.add(contract.code_hash)
     const record: CallRecord = { ok: outcome.ok, gas_used: outcome.gasUsed, gas_cost_ut: gasCost(outcome.gasUsed, gasPrice) }
     if (outcome.ok) {
       for (const [key, value] of outcome.writes) {

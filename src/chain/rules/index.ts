@@ -38,4 +38,5 @@ export { relayFeeText } from './relay.js'
 export { deployFee, deployToPrepare } from './contracts.js'
 export type { CreatePostPayload } from './feed.js'
 
-export type { BlockContext, TxContext, TxRule } from './types.js'
+export type { BlockContext, BlockGas, TxContext, TxRule } from './types.js'
+export { newBlockGas } from './types.js'

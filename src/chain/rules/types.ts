@@ -13,9 +13,20 @@ export interface BlockContext {
   params: ChainParams
   /** runs contract code; needed to apply DEPLOY_CONTRACT and CALL_CONTRACT */
   contracts?: ContractExecutor
-  /** gas the block's calls have used so far (absent at admission, where calls are not run) */
-  gas?: { used: number }
+  /**
+   * Gas the block's calls and deploys have used so far, and the code hashes whose compile a call
+   * already counted (absent at admission, where calls are not run).
+   */
+  gas?: BlockGas
 }
+
+export interface BlockGas {
+  used: number
+  compiled: Set<string>
+}
+
+/** A block's gas account before its first transaction. */
+export const newBlockGas = (): BlockGas => ({ used: 0, compiled: new Set() })
 
 export interface TxContext<P> {
   tx: Transaction

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  ContractKeys, Contracts, GenesisSchema, MAX_BLOCK_GAS, nextGasPrice, StateKeys, checkStateless, contractIdFor, executeBlock, genesisState, selectBlockTxs,
+  COMPILE_GAS_PER_BYTE, ContractKeys, Contracts, GenesisSchema, MAX_BLOCK_GAS, nextGasPrice, StateKeys, checkStateless, contractIdFor, executeBlock, genesisState, selectBlockTxs,
   txRoot, type Block, type BlockContext, type CheckedTx, type MemoryState
 } from '../../../src/chain/index.js'
 import { callContract, deployContract, accountFrom } from '../../../src/client/index.js'
@@ -118,7 +118,9 @@ describe('contract rules with the inline VM', () => {
     const deploy = deployContract(alice, SPENDER, 'spender', { time: T0 })
     const first = block(engine, state, root, [checked(deploy)])
     const id = contractIdFor(deploy.id)
-    const fit = MAX_BLOCK_GAS / 10_000_000
+    // the first call also counts compiling the code
+    const compiling = (Contracts.code(state, Contracts.get(state, id)?.code_hash ?? '')?.length ?? NaN) * COMPILE_GAS_PER_BYTE
+    const fit = Math.floor((MAX_BLOCK_GAS - compiling) / 10_000_000)
     const spins = Array.from({ length: fit + 1 }, (_, i) => callContract(bob, id, 'spin', [], { gasLimit: 10_000_000, id: `spin-${i}`, time: T0 }))
     const selection = selectBlockTxs(state, spins.map(checked), ctx(engine, 2), first.root)
     assert.deepEqual(selection.included.map((tx) => tx.id), spins.slice(0, fit).map((tx) => tx.id), 'the last one waits')
@@ -148,6 +150,33 @@ describe('contract rules with the inline VM', () => {
     const selection = selectBlockTxs(state, deploys.map(checked), ctx(engine), root)
     assert.deepEqual(selection.included.map((tx) => tx.id), ['deploy-0', 'deploy-1'])
     assert.deepEqual(selection.rejected, [])
+  })
+
+  test(`the first call of each contract in a block counts ${COMPILE_GAS_PER_BYTE} gas per byte of its code against the bound, later calls of the same code nothing`, () => {
+    const { state, root } = chain(engine)
+    // 60 KB of data makes ~60 KB of stored code; each contract's differs, so each is its own code
+    const contracts = Array.from({ length: 20 }, (_, i) => wat(`(module (memory 1 1) (data (i32.const 0) "${String.fromCharCode(65 + i).repeat(60_000)}") (func (export "noop")))`))
+    let at = root
+    let height = 1
+    const ids: string[] = []
+    for (let i = 0; i < contracts.length; i += 2) {
+      const deploys = [i, i + 1].map((k) => deployContract(alice, contracts[k], `big${k}`, { id: `deploy-${k}`, time: T0 }))
+      const made = block(engine, state, at, deploys.map(checked), height++)
+      assert.equal(made.included, 2)
+      at = made.root
+      ids.push(...deploys.map((d) => contractIdFor(d.id)))
+    }
+    const codeBytes = Contracts.code(state, Contracts.get(state, ids[0])?.code_hash ?? '')?.length ?? NaN
+    assert.ok(codeBytes > 60_000, `stored code is ${codeBytes} bytes`)
+    // each first call: its compile, its instantiation (callBaseGas) and a few gas of code
+    const fit = Math.floor(MAX_BLOCK_GAS / (codeBytes * COMPILE_GAS_PER_BYTE + (Contracts.get(state, ids[0])?.call_base_gas ?? NaN) + 100))
+    assert.ok(fit < ids.length, 'the test needs more contracts than fit')
+    const calls = ids.map((id, i) => callContract(bob, id, 'noop', [], { gasLimit: 100_000, id: `call-${i}`, time: T0 }))
+    const selection = selectBlockTxs(state, calls.map(checked), ctx(engine, height), at)
+    assert.deepEqual(selection.included.map((tx) => tx.id), calls.slice(0, fit).map((tx) => tx.id), 'the rest wait for the next block')
+    assert.deepEqual(selection.rejected, [])
+    const again = Array.from({ length: 60 }, (_, i) => callContract(bob, ids[0], 'noop', [], { gasLimit: 100_000, id: `again-${i}`, time: T0 }))
+    assert.equal(selectBlockTxs(state, again.map(checked), ctx(engine, height), at).included.length, 60, 'one contract called 60 times compiles once')
   })
 
   test('the worker VM computes the same writes and state root as the inline VM', async () => {
