@@ -19,14 +19,26 @@ export type ErrorCode =
   | 'TX_DUPLICATE'
   | 'TX_INSUFFICIENT_FUNDS'
   | 'TX_FEE_TOO_LOW'
+  // a transaction the rules refuse: generic validation, then the rule-specific kinds
   | 'TX_INVALID'
+  /** a field does not fit the type: a recipient or amount where none belongs, or none where one must be */
+  | 'TX_BAD_FIELD'
+  /** the state already holds what it would make (a duplicate, a second like, a request already pending) */
+  | 'TX_CONFLICT'
+  /** it names something the state does not hold (post, contract, method, contact request, device) */
+  | 'TX_UNKNOWN_TARGET'
+  /** the sender may not do this (not the author, not a genesis identity, a proposer-only type) */
+  | 'TX_NOT_ALLOWED'
+  /** this node could not decide it (its VM's guard tripped): left out of blocks, never a result */
+  | 'TX_UNDECIDED'
   | 'TX_UNSUPPORTED_TYPE'
   | 'MEMPOOL_FULL'
   | 'NODE_BUSY'
   | 'TX_BLOCK_FULL'
   // identity registry (docs/protocol.md § 14)
   | 'IDENTITY_KEY_TAKEN'
-  // contract deploys (docs/contracts.md)
+  // contract deploys (docs/contracts.md): the module, its size or its ABI name refused
+  | 'CONTRACT_REFUSED'
   | 'CONTRACT_DEPLOY_BUSY'
   | 'CONTRACT_DEPLOY_REFUSALS'
   // relay mailbox (docs/relay.md)
@@ -61,6 +73,10 @@ export type ErrorCode =
   | 'UPDATE_SOURCE_FAILED'
   | 'UPDATE_CHECKSUM_MISMATCH'
   | 'UPDATE_MAJOR_REFUSED'
+  // a block that breaks the chain's rules (from a peer: never an HTTP answer)
+  | 'BLOCK_INVALID'
+  // the node's configuration (home, genesis, config.json, SVC_* environment, flags)
+  | 'CONFIG_INVALID'
   // node faults
   | 'UNAVAILABLE'
   | 'INTERNAL'

@@ -9,6 +9,9 @@ import type { Logger } from 'pino'
 import { KithError, type ErrorCode } from '../errors.js'
 import { requestLog } from './request-id.js'
 
+/** Every error answer names its code here: the body is `{"error": "..."}` alone (spec "Errors"). */
+export const ERROR_CODE_HEADER = 'Kith-Error-Code'
+
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
   BODY_TOO_LARGE: 413,
@@ -24,6 +27,13 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   TX_INSUFFICIENT_FUNDS: 400,
   TX_FEE_TOO_LOW: 400,
   TX_INVALID: 400,
+  TX_BAD_FIELD: 400,
+  TX_CONFLICT: 400,
+  TX_UNKNOWN_TARGET: 400,
+  TX_NOT_ALLOWED: 400,
+  // not the client's fault, but what the spec gives a rejected transaction; it may pass on another node
+  TX_UNDECIDED: 400,
+  CONTRACT_REFUSED: 400,
   TX_UNSUPPORTED_TYPE: 400,
   MEMPOOL_FULL: 503,
   NODE_BUSY: 503,
@@ -61,6 +71,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   // the two below come from `kith update`, never from an HTTP route; mapped as the source's fault and a refusal
   UPDATE_CHECKSUM_MISMATCH: 502,
   UPDATE_MAJOR_REFUSED: 409,
+  // a block comes from a peer, a configuration from the operator: neither reaches a route, mapped for completeness
+  BLOCK_INVALID: 400,
+  CONFIG_INVALID: 400,
   UNAVAILABLE: 503,
   INTERNAL: 500
 }
@@ -88,6 +101,7 @@ export function errorMiddleware (log: Logger) {
       const answer = errorAnswer(err, requestLog(ctx, log), { method: ctx.method, path: ctx.path })
       ctx.status = answer.status
       ctx.body = { error: answer.error }
+      ctx.set(ERROR_CODE_HEADER, answer.code)
       // a limiter that knows better (the per-IP bucket) has set it already, or says when in the error's details
       if (answer.retryAfter && !ctx.res.hasHeader('Retry-After')) ctx.set('Retry-After', String(retryAfterSeconds(err)))
     }
@@ -111,13 +125,13 @@ const RETRY_AFTER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
  * `submit_ack` and `error` messages alike. Anything but a KithError is a 500 whose detail is
  * logged, never sent.
  */
-export function errorAnswer (err: unknown, log: Logger, context: Record<string, unknown> = {}): { status: number, error: string, retryAfter: boolean } {
+export function errorAnswer (err: unknown, log: Logger, context: Record<string, unknown> = {}): { status: number, error: string, code: ErrorCode, retryAfter: boolean } {
   if (err instanceof KithError) {
     const retryAfter = RETRY_AFTER_CODES.has(err.code)
-    return { status: STATUS_BY_CODE[err.code], error: err.message, retryAfter }
+    return { status: STATUS_BY_CODE[err.code], error: err.message, code: err.code, retryAfter }
   }
   log.error({ err, ...context }, 'request failed')
-  return { status: 500, error: 'internal error', retryAfter: false }
+  return { status: 500, error: 'internal error', code: 'INTERNAL', retryAfter: false }
 }
 
 /** Codes of a socket or stream that failed because the peer went away (a reset, a close mid-write). */

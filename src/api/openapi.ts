@@ -3,6 +3,7 @@ import type { z } from 'zod'
 import { createDocument } from 'zod-openapi'
 import { NODE_VERSION } from '../version.js'
 import type { AnyRoute } from './route.js'
+import { ERROR_CODE_HEADER, STATUS_BY_CODE } from './errors.js'
 
 /** `schemas`: wire objects no route body shows (the real-time messages), listed under components. */
 export function openApiDocument (routes: readonly AnyRoute[], schemas: Record<string, z.ZodType> = {}): object {
@@ -12,6 +13,7 @@ export function openApiDocument (routes: readonly AnyRoute[], schemas: Record<st
     for (const [status, res] of Object.entries(r.responses)) {
       responses[status] = {
         description: res.description,
+        ...(Number(status) >= 400 ? { headers: { [ERROR_CODE_HEADER]: { $ref: '#/components/headers/ErrorCode' } } } : {}),
         ...(res.schema !== undefined ? { content: { [res.contentType ?? 'application/json']: { schema: res.schema } } } : {})
       }
     }
@@ -33,9 +35,19 @@ export function openApiDocument (routes: readonly AnyRoute[], schemas: Record<st
     info: {
       title: 'kith node',
       version: NODE_VERSION,
-      description: 'A node of a permissioned blockchain with an end-to-end encrypted relay mailbox and a social feed. Errors are `{"error": "..."}`.'
+      description: 'A node of a permissioned blockchain with an end-to-end encrypted relay mailbox and a social feed. Errors are `{"error": "..."}`, with the kind of failure in the `Kith-Error-Code` header.'
     },
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas,
+      headers: {
+        ErrorCode: {
+          description: 'The kind of failure, stable across versions (the `error` text is for people): ' +
+            Object.entries(STATUS_BY_CODE).map(([code, status]) => `${code} (${status})`).join(', '),
+          schema: { type: 'string', enum: Object.keys(STATUS_BY_CODE) }
+        }
+      }
+    },
     paths: paths as Parameters<typeof createDocument>[0]['paths']
   })
 }

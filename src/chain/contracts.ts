@@ -65,7 +65,7 @@ export type ContractCallOutcome =
 
 /** The engine as the chain sees it: deterministic, the same inputs giving the same outcome and gas on every node. */
 export interface ContractExecutor {
-  /** Validates and instruments a module; throws KithError('TX_INVALID') when it is refused. */
+  /** Validates and instruments a module; throws KithError('CONTRACT_REFUSED') when it is refused. */
   prepare: (wasm: Uint8Array) => PreparedContract
   /**
    * Runs one call. Throws KithError when the input is refused; any other error means this node
@@ -233,7 +233,7 @@ export interface DeployInput {
 
 /** Writes a prepared contract into state; a contract deployed at genesis becomes the well-known one of its ABI name. */
 export function installContract (state: Pick<StateOverlay, 'get' | 'set'>, input: DeployInput): ContractRecord {
-  if (state.get(ContractKeys.contract(input.id)) !== undefined) throw new KithError('TX_INVALID', `contract ${input.id} exists already`)
+  if (state.get(ContractKeys.contract(input.id)) !== undefined) throw new KithError('TX_CONFLICT', `contract ${input.id} exists already`)
   const seq = Contracts.count(state) + 1
   const record: ContractRecord = {
     contract_id: input.id,

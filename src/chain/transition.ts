@@ -49,8 +49,8 @@ export function checkStateless (tx: Transaction, checkSignature: SignatureCheck 
 /** Submission-time checks (POST /api/tx): client-submittable type and timestamp within ±5 minutes of `now`. */
 export function checkSubmission (tx: Transaction, now: number, checkSignature?: SignatureCheck): CheckedTx {
   const rule = ruleFor(tx)
-  if (!rule.clientSubmittable) throw new KithError('TX_INVALID', `${tx.type} transactions are created by the block proposer and cannot be submitted`)
-  if (tx.id.startsWith(REWARD_ID_PREFIX)) throw new KithError('TX_INVALID', `transaction ids starting with "${REWARD_ID_PREFIX}" are reserved for block rewards`)
+  if (!rule.clientSubmittable) throw new KithError('TX_NOT_ALLOWED', `${tx.type} transactions are created by the block proposer and cannot be submitted`)
+  if (tx.id.startsWith(REWARD_ID_PREFIX)) throw new KithError('TX_NOT_ALLOWED', `transaction ids starting with "${REWARD_ID_PREFIX}" are reserved for block rewards`)
   const skew = timestampMs(tx) - now
   if (Math.abs(skew) > TIMESTAMP_TOLERANCE_MS) {
     throw new KithError('TX_BAD_TIMESTAMP', `timestamp ${tx.timestamp} is more than 5 minutes from the node clock`)
@@ -69,7 +69,7 @@ export function applyTx (state: StateOverlay, checked: CheckedTx, block: BlockCo
     throw new KithError('TX_BAD_TIMESTAMP', `timestamp ${tx.timestamp} is outside the window allowed at block time`)
   }
   if (tx.type === 'BLOCK_REWARD' ? tx.id !== rewardTxId(block.height) : tx.id.startsWith(REWARD_ID_PREFIX)) {
-    throw new KithError('TX_INVALID', `transaction ids starting with "${REWARD_ID_PREFIX}" are reserved for the block reward, which has id ${rewardTxId(block.height)}`)
+    throw new KithError('BLOCK_INVALID', `transaction ids starting with "${REWARD_ID_PREFIX}" are reserved for the block reward, which has id ${rewardTxId(block.height)}`)
   }
   const ctx = { tx, payload, state, block }
   debit(state, tx.from, tx.fee, `fee ${tx.fee} µT`)
@@ -117,23 +117,23 @@ export interface ExecuteOptions {
 /** Validates a whole block against the state after its parent and returns its writes. */
 export function executeBlock (state: StateReader, block: Block, opts: ExecuteOptions): BlockExecution {
   const { header } = block
-  if (header.chain_id !== opts.chainId) throw new KithError('TX_INVALID', `block chain_id ${header.chain_id} is not ${opts.chainId}`)
-  if (header.prev_hash !== opts.prevHash) throw new KithError('TX_INVALID', `block ${header.height} does not extend the head`)
+  if (header.chain_id !== opts.chainId) throw new KithError('BLOCK_INVALID', `block chain_id ${header.chain_id} is not ${opts.chainId}`)
+  if (header.prev_hash !== opts.prevHash) throw new KithError('BLOCK_INVALID', `block ${header.height} does not extend the head`)
   const { root, bytes } = txRootAndBytes(block.txs)
   checkBlockBounds(block.txs.length, bytes, opts.params)
-  if (header.tx_root !== root) throw new KithError('TX_INVALID', 'block tx_root does not match its transactions')
-  if (header.last_commit_hash !== commitHash(block.last_commit)) throw new KithError('TX_INVALID', 'block last_commit_hash does not match')
+  if (header.tx_root !== root) throw new KithError('BLOCK_INVALID', 'block tx_root does not match its transactions')
+  if (header.last_commit_hash !== commitHash(block.last_commit)) throw new KithError('BLOCK_INVALID', 'block last_commit_hash does not match')
   const overlay = new StateOverlay(state)
   const ctx: BlockContext = { height: header.height, time: header.time, proposer: header.proposer, params: opts.params, gas: newBlockGas(), ...(opts.contracts !== undefined ? { contracts: opts.contracts } : {}) }
   block.txs.forEach((tx, index) => {
-    if (tx.type === 'BLOCK_REWARD' && index !== 0) throw new KithError('TX_INVALID', 'BLOCK_REWARD must be the first transaction of a block')
-    if (tx.type === 'BLOCK_REWARD' && block.txs.length === 1) throw new KithError('TX_INVALID', 'BLOCK_REWARD is only minted in a block that carries other transactions')
+    if (tx.type === 'BLOCK_REWARD' && index !== 0) throw new KithError('BLOCK_INVALID', 'BLOCK_REWARD must be the first transaction of a block')
+    if (tx.type === 'BLOCK_REWARD' && block.txs.length === 1) throw new KithError('BLOCK_INVALID', 'BLOCK_REWARD is only minted in a block that carries other transactions')
     applyTx(overlay, checkStateless(tx, opts.checkSignature), ctx)
   })
   settleGasPrice(overlay, ctx.gas?.used ?? 0, opts.params.gas_price)
   const stateRoot = nextStateRoot(opts.prevStateRoot, overlay.writes)
   if (header.state_root !== stateRoot) {
-    throw new KithError('TX_INVALID', `block ${header.height} state_root does not match its execution`)
+    throw new KithError('BLOCK_INVALID', `block ${header.height} state_root does not match its execution`)
   }
   return { writes: overlay.writes, stateRoot }
 }
@@ -148,8 +148,8 @@ export function maxBlockTxs (params: ChainParams): number {
 /** Refuses a block over the count or byte bound (docs/protocol.md § 3.1). */
 export function checkBlockBounds (count: number, bytes: number, params: ChainParams): void {
   const most = maxBlockTxs(params)
-  if (count > most) throw new KithError('TX_INVALID', `block carries ${count} transactions, more than the ${most} a block may carry`)
-  if (bytes > MAX_BLOCK_BYTES) throw new KithError('TX_INVALID', `block carries ${bytes} bytes of transactions, more than the ${MAX_BLOCK_BYTES} a block may carry`)
+  if (count > most) throw new KithError('BLOCK_INVALID', `block carries ${count} transactions, more than the ${most} a block may carry`)
+  if (bytes > MAX_BLOCK_BYTES) throw new KithError('BLOCK_INVALID', `block carries ${bytes} bytes of transactions, more than the ${MAX_BLOCK_BYTES} a block may carry`)
 }
 
 export interface BlockSelection {

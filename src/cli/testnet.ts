@@ -44,7 +44,7 @@ export async function createTestnet (opts: TestnetOptions): Promise<TestnetNode[
     validators: members.map((m) => ({ pub_key: toHex(m.validatorKey.publicKey), power: 1, name: `node${m.i}` })),
     alloc: opts.alloc,
     relays: members.map((m) => genesisRelayOf(m.nodeKey, m.validatorKey))
-  }, 'BAD_REQUEST', 'genesis')
+  }, 'CONFIG_INVALID', 'genesis')
   const out = resolve(opts.output)
   const nodes: TestnetNode[] = []
   for (const m of members) {

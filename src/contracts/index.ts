@@ -41,7 +41,7 @@ export interface ContractEngine extends ContractExecutor {
    * Admission of a deploy (POST /api/tx and gossip): prepares the module off the main thread, so
    * that the synchronous `prepare` of the admission check and of the block finds it ready.
    * Refusals are remembered by code hash (a repeated refused module costs a hash lookup) and
-   * limited per sender. Throws KithError: TX_INVALID (refused), CONTRACT_DEPLOY_BUSY,
+   * limited per sender. Throws KithError: CONTRACT_REFUSED, CONTRACT_DEPLOY_BUSY,
    * CONTRACT_DEPLOY_REFUSALS.
    */
   admitDeploy: (wasm: Uint8Array, sender: string) => Promise<void>
@@ -125,7 +125,7 @@ export function engineOver (vm: ContractVm, opts: EngineOptions = {}): ContractE
       const refusal = refused.get(key)
       if (refusal !== undefined) {
         stats.refusedFromCache++
-        throw new KithError('TX_INVALID', `${refusal} (this code was refused before)`)
+        throw new KithError('CONTRACT_REFUSED', `${refusal} (this code was refused before)`)
       }
       if (recentRefusals(sender).length >= MAX_REFUSALS_PER_SENDER) {
         throw limited('CONTRACT_DEPLOY_REFUSALS', `${MAX_REFUSALS_PER_SENDER} deploys from this sender were refused in the last ${REFUSAL_WINDOW_MS / 60_000} minutes; check modules with a local build before deploying again`)
@@ -137,7 +137,7 @@ export function engineOver (vm: ContractVm, opts: EngineOptions = {}): ContractE
         remember(prepared, PREPARED_CACHE, key, await vm.prepareAsync(wasm))
         stats.prepared++
       } catch (err) {
-        if (err instanceof KithError && err.code === 'TX_INVALID') {
+        if (err instanceof KithError && err.code === 'CONTRACT_REFUSED') {
           stats.refused++
           remember(refused, REFUSED_CACHE, key, err.message)
           remember(refusalsBySender, REFUSAL_SENDERS, sender, [...recentRefusals(sender), now()])

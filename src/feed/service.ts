@@ -346,7 +346,7 @@ export class FeedService {
     const payload = checked.payload as CreatePostPayload
     if (payload.hosting_relay !== this.opts.hostingRelay) return
     const meta = this.store.meta(payload.post_id)
-    if (meta === undefined) throw new KithError('TX_INVALID', `CREATE_POST names this node as hosting_relay, but no body for post ${payload.post_id} was published here (POST /feed/publish first)`)
+    if (meta === undefined) throw new KithError('TX_UNKNOWN_TARGET', `CREATE_POST names this node as hosting_relay, but no body for post ${payload.post_id} was published here (POST /feed/publish first)`)
     const mismatch = meta.author !== checked.tx.from
       ? 'author'
       : meta.content_hash !== Buffer.from(payload.content_hash, 'base64').toString('hex')

@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { MAX_POST_SIZE } from '../chain/index.js'
 import { DEFAULT_MEMPOOL_OPTIONS } from '../mempool/index.js'
 import { DEFAULT_LAG_GATE } from './lag-gate.js'
+import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 import { DEFAULT_SOURCE_TIMEOUT_MS, parseSourceUrl } from '../release/index.js'
 
@@ -87,23 +88,23 @@ export function readEnv (env: NodeJS.ProcessEnv = process.env): EnvSettings {
     const raw = env[name]
     if (raw === undefined || raw === '') return fallback
     const value = Number(raw)
-    if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`)
+    if (!Number.isFinite(value) || value < 0) throw new KithError('CONFIG_INVALID', `${name} must be a non-negative number, got "${raw}"`)
     return value
   }
   const token = env.SVC_API_TOKEN
   const updateSource = env.SVC_UPDATE_SOURCE_URL
   const updateTimeoutMs = num('SVC_UPDATE_TIMEOUT_MS', DEFAULT_SOURCE_TIMEOUT_MS)
-  if (updateTimeoutMs === 0) throw new Error('SVC_UPDATE_TIMEOUT_MS must be a positive number of milliseconds')
+  if (updateTimeoutMs === 0) throw new KithError('CONFIG_INVALID', 'SVC_UPDATE_TIMEOUT_MS must be a positive number of milliseconds')
   const positive = (name: string, fallback: number): number => {
     const value = num(name, fallback)
-    if (value === 0) throw new Error(`${name} must be a positive number of milliseconds`)
+    if (value === 0) throw new KithError('CONFIG_INVALID', `${name} must be a positive number of milliseconds`)
     return value
   }
   const headersTimeoutMs = positive('SVC_HEADERS_TIMEOUT_MS', 20_000)
   // a 16 MiB upload over a slow uplink (1 Mbit/s) takes about 130 s
   const requestTimeoutMs = positive('SVC_REQUEST_TIMEOUT_MS', 300_000)
   // node's http server refuses a head timeout longer than the whole request's
-  if (headersTimeoutMs > requestTimeoutMs) throw new Error('SVC_HEADERS_TIMEOUT_MS must not exceed SVC_REQUEST_TIMEOUT_MS')
+  if (headersTimeoutMs > requestTimeoutMs) throw new KithError('CONFIG_INVALID', 'SVC_HEADERS_TIMEOUT_MS must not exceed SVC_REQUEST_TIMEOUT_MS')
   return {
     apiToken: token === undefined || token === '' ? undefined : token,
     apiPrivate: env.SVC_API_PRIVATE === 'true',
@@ -149,7 +150,7 @@ export function resolveConfigLayers (fileConfig: unknown, flags: Record<string, 
   const file = typeof fileConfig === 'object' && fileConfig !== null ? renameDeprecated(fileConfig as Record<string, unknown>, used) : fileConfig
   const given = renameDeprecated(Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)), used)
   const merged = { ...(file as object), ...given }
-  return { config: parseOrThrow(NodeConfigSchema, merged, 'BAD_REQUEST', 'config'), deprecated: [...used] }
+  return { config: parseOrThrow(NodeConfigSchema, merged, 'CONFIG_INVALID', 'config'), deprecated: [...used] }
 }
 
 export function resolveConfig (fileConfig: unknown, flags: Partial<NodeConfig>): NodeConfig {
@@ -159,9 +160,9 @@ export function resolveConfig (fileConfig: unknown, flags: Partial<NodeConfig>):
 /** ":8080" -> {host: undefined, port: 8080}; "127.0.0.1:9000" -> {host, port}. */
 export function parseListenAddr (addr: string): { host: string | undefined, port: number } {
   const idx = addr.lastIndexOf(':')
-  if (idx < 0) throw new Error(`listen address "${addr}" must be HOST:PORT or :PORT`)
+  if (idx < 0) throw new KithError('CONFIG_INVALID', `listen address "${addr}" must be HOST:PORT or :PORT`)
   const host = addr.slice(0, idx).replace(/^\[|\]$/g, '')
   const port = Number(addr.slice(idx + 1))
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`listen address "${addr}" has an invalid port`)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new KithError('CONFIG_INVALID', `listen address "${addr}" has an invalid port`)
   return { host: host === '' ? undefined : host, port }
 }

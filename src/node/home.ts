@@ -79,7 +79,7 @@ export async function initHome (dir: string, opts: InitOptions = {}): Promise<Ho
     validators: [{ pub_key: toHex(validatorKey.publicKey), power: 1, name: 'node0' }],
     alloc: opts.alloc ?? [],
     relays: [genesisRelayOf(nodeKey, validatorKey)]
-  }, 'BAD_REQUEST', 'genesis')
+  }, 'CONFIG_INVALID', 'genesis')
   await writeFile(join(dir, 'genesis.json'), JSON.stringify(genesis, null, 2) + '\n')
   await writeFile(join(dir, 'node_key.json'), JSON.stringify(keyFile(nodeKey), null, 2) + '\n', { mode: 0o600 })
   await writeFile(join(dir, 'validator_key.json'), JSON.stringify(keyFile(validatorKey), null, 2) + '\n', { mode: 0o600 })
@@ -90,7 +90,7 @@ export async function initHome (dir: string, opts: InitOptions = {}): Promise<Ho
 
 export async function loadHome (dir: string): Promise<Home> {
   if (!await exists(join(dir, 'genesis.json'))) throw new Error(`${dir} is not a kith home (no genesis.json); run \`kith init --home ${dir}\``)
-  const genesis = parseOrThrow(GenesisSchema, JSON.parse(await readFile(join(dir, 'genesis.json'), 'utf8')), 'BAD_REQUEST', 'genesis.json')
+  const genesis = parseOrThrow(GenesisSchema, JSON.parse(await readFile(join(dir, 'genesis.json'), 'utf8')), 'CONFIG_INVALID', 'genesis.json')
   const fileConfig: unknown = await exists(join(dir, 'config.json')) ? JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')) : {}
   return {
     dir,

@@ -419,17 +419,17 @@ export class KithNode {
     if (cached !== undefined) return cached
     const head = this.head()
     const { header } = block
-    if (hashBlock(header) !== hash) throw new KithError('TX_INVALID', 'block hash does not match its header')
-    if (header.height !== head.height + 1) throw new KithError('TX_INVALID', `block height ${header.height} does not follow ${head.height}`)
-    if (header.time <= head.time) throw new KithError('TX_INVALID', 'block time does not increase')
-    if (opts.localTime === true && header.time > this.clock.now() + MAX_BLOCK_TIME_DRIFT_MS) throw new KithError('TX_INVALID', 'block time is too far in the future')
+    if (hashBlock(header) !== hash) throw new KithError('BLOCK_INVALID', 'block hash does not match its header')
+    if (header.height !== head.height + 1) throw new KithError('BLOCK_INVALID', `block height ${header.height} does not follow ${head.height}`)
+    if (header.time <= head.time) throw new KithError('BLOCK_INVALID', 'block time does not increase')
+    if (opts.localTime === true && header.time > this.clock.now() + MAX_BLOCK_TIME_DRIFT_MS) throw new KithError('BLOCK_INVALID', 'block time is too far in the future')
     const validators = this.validators(header.height)
-    if (!validators.some((v) => v.pub_key === header.proposer)) throw new KithError('TX_INVALID', 'block proposer is not a validator')
+    if (!validators.some((v) => v.pub_key === header.proposer)) throw new KithError('BLOCK_INVALID', 'block proposer is not a validator')
     if (head.height === 0) {
-      if (block.last_commit !== null) throw new KithError('TX_INVALID', 'the first block carries no last commit')
+      if (block.last_commit !== null) throw new KithError('BLOCK_INVALID', 'the first block carries no last commit')
     } else if (block.last_commit === null || block.last_commit.block_hash !== head.hash || block.last_commit.height !== head.height ||
       !this.network.commitIsValid(block.last_commit, this.validators(head.height))) {
-      throw new KithError('TX_INVALID', 'block does not carry a valid commit certificate for its parent')
+      throw new KithError('BLOCK_INVALID', 'block does not carry a valid commit certificate for its parent')
     }
     const execution = executeBlock(this.store, block, {
       params: this.genesis.params,
@@ -491,7 +491,7 @@ export class KithNode {
       if (block.header.height !== this.head().height + 1) return
       if (fromSync) {
         if (commit.block_hash !== hash || commit.height !== block.header.height || !this.network.commitIsValid(commit, this.validators(block.header.height))) {
-          throw new KithError('TX_INVALID', `synced block ${block.header.height} lacks a valid commit certificate`)
+          throw new KithError('BLOCK_INVALID', `synced block ${block.header.height} lacks a valid commit certificate`)
         }
       }
       const executed = this.checkBlock(block, hash)

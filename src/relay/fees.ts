@@ -15,7 +15,7 @@ import { open, type Database, type RootDatabase } from 'lmdb'
 import type { Logger } from 'pino'
 import { MIN_FEE, Registry, StateKeys, accountFrom, buildTx, relayFeeText, type Account, type StateReader } from '../chain/index.js'
 import { fromBase64, verify, type KeyPair } from '../crypto/index.js'
-import { KithError } from '../errors.js'
+import { KithError, type ErrorCode } from '../errors.js'
 import type { Envelope } from './envelope.js'
 
 /** How often the collector looks at the queue. */
@@ -59,7 +59,8 @@ function payloadOf ({ envelope_id, fee_ut, fee_sig, sender_ed25519_pub }: FeeCla
 }
 
 /** Submission errors after which a RELAY_PROOF can never apply (a bad or spent fee_sig). */
-const HOPELESS = new Set(['TX_INVALID', 'TX_MALFORMED', 'TX_BAD_SIGNATURE'])
+/** Refusals a later try cannot change: the proof, its envelope or its sender is wrong for good. */
+const HOPELESS: ReadonlySet<string> = new Set<ErrorCode>(['TX_INVALID', 'TX_MALFORMED', 'TX_BAD_SIGNATURE', 'TX_BAD_FIELD', 'TX_CONFLICT', 'TX_UNKNOWN_TARGET', 'TX_NOT_ALLOWED'])
 
 export class RelayFees {
   readonly relayPub: string

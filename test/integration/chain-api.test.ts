@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { request as httpRequest } from 'node:http'
-import { newAccount, transfer, type Transaction } from '../../src/client/index.js'
+import { callContract, followTx, newAccount, postActionTx, transfer, type Transaction } from '../../src/client/index.js'
 import { errorMessage, http, startNode, stopAllNodes, waitFor, type HttpResult, type NodeProcess } from '../helpers/node-process.js'
 
 const T = 1_000_000
@@ -262,6 +262,29 @@ describe('chain API on a public node', () => {
     const page = await http(node.url, 'GET', '/swagger')
     assert.equal(page.status, 200)
     assert.match(page.headers.get('content-type') ?? '', /text\/html/)
+  })
+
+  test('every error answer names its kind in the Kith-Error-Code header, and the OpenAPI document lists the kinds', async () => {
+    const code = (res: HttpResult): string | null => res.headers.get('kith-error-code')
+    const rejected = async (tx: Transaction): Promise<string | null> => {
+      const res = await submit(node, tx)
+      assert.equal(res.status, 400, res.text)
+      assert.deepEqual(Object.keys(asRecord(res.json)), ['error'], 'the body is the error text alone')
+      return code(res)
+    }
+    assert.equal(await rejected(transfer(carol, newAccount().pub, 5000, { fee: 999 })), 'TX_FEE_TOO_LOW')
+    assert.equal(await rejected(followTx(carol, 'FOLLOW', carol.pub)), 'TX_BAD_FIELD')
+    assert.equal(await rejected(postActionTx(carol, 'LIKE_POST', 'c'.repeat(32))), 'TX_UNKNOWN_TARGET')
+    assert.equal(await rejected(callContract(carol, 'f'.repeat(40), 'run')), 'TX_UNKNOWN_TARGET')
+    assert.equal(code(await http(node.url, 'GET', '/api/tx/tx-does-not-exist-123')), 'NOT_FOUND')
+    assert.equal(code(await http(node.url, 'POST', '/api/tx', { rawBody: 'not json' })), 'BAD_REQUEST')
+    assert.equal(code(await http(node.url, 'GET', '/api/netstats')), null, 'a success names no error')
+
+    const doc = asRecord(await getOk(node, '/swagger/openapi.json'))
+    const kinds = asRecord(asRecord(asRecord(asRecord(doc.components).headers).ErrorCode).schema).enum as string[]
+    for (const kind of ['TX_FEE_TOO_LOW', 'TX_BAD_FIELD', 'TX_CONFLICT', 'TX_UNKNOWN_TARGET', 'TX_NOT_ALLOWED', 'NOT_FOUND', 'INTERNAL']) assert.ok(kinds.includes(kind), kind)
+    const badSubmit = asRecord(asRecord(asRecord(asRecord(asRecord(doc.paths)['/api/tx']).post).responses)['400'])
+    assert.deepEqual(asRecord(badSubmit.headers)['Kith-Error-Code'], { $ref: '#/components/headers/ErrorCode' })
   })
 
   test('a tampered signature is 400 and the message mentions signature', async () => {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod'
 import { KithError } from '../../errors.js'
+import { ERROR_CODE_HEADER } from '../errors.js'
 import { CLOSE_CODES, type RealtimeGateway, type RealtimeLimits } from '../../realtime/index.js'
 import { route, type AnyRoute } from '../route.js'
 import { ErrorSchema } from '../schemas.js'
@@ -57,6 +58,7 @@ export function realtimeRoutes (gateway: RealtimeGateway, limits: RealtimeLimits
         ctx.set('Upgrade', 'websocket')
         ctx.status = 426
         ctx.body = { error: 'this is a WebSocket endpoint: send a GET with `Upgrade: websocket`' }
+        ctx.set(ERROR_CODE_HEADER, 'BAD_REQUEST')
       }
     }),
     route({

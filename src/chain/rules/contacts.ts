@@ -13,8 +13,8 @@ import type { Transaction } from '../tx.js'
 import { defineRule } from './types.js'
 
 function needsCounterparty (tx: Transaction): void {
-  if (tx.to === '') throw new KithError('TX_INVALID', `${tx.type} needs the other party's pubkey in \`to\``)
-  if (tx.to === tx.from) throw new KithError('TX_INVALID', `${tx.type} cannot name the sender as the other party`)
+  if (tx.to === '') throw new KithError('TX_BAD_FIELD', `${tx.type} needs the other party's pubkey in \`to\``)
+  if (tx.to === tx.from) throw new KithError('TX_BAD_FIELD', `${tx.type} cannot name the sender as the other party`)
 }
 
 function setContacts (state: StateOverlay, recipient: string, contacts: ContactRecord[]): void {
@@ -27,13 +27,13 @@ export const contactRequestRule = defineRule({
   clientSubmittable: true,
   check (tx) {
     needsCounterparty(tx)
-    if (tx.amount < MIN_CONTACT_FEE_UT) throw new KithError('TX_INVALID', `CONTACT_REQUEST amount (the contact fee paid to the recipient) must be at least ${MIN_CONTACT_FEE_UT} µT`)
+    if (tx.amount < MIN_CONTACT_FEE_UT) throw new KithError('TX_BAD_FIELD', `CONTACT_REQUEST amount (the contact fee paid to the recipient) must be at least ${MIN_CONTACT_FEE_UT} µT`)
   },
   apply ({ tx, payload, state, block }) {
     const contacts = Registry.contacts(state, tx.to)
     const existing = contacts.find((c) => c.requester_pub === tx.from)
-    if (existing?.status === 'blocked') throw new KithError('TX_INVALID', 'the recipient has blocked this requester')
-    if (existing !== undefined) throw new KithError('TX_INVALID', `a contact request to this recipient is already ${existing.status}`)
+    if (existing?.status === 'blocked') throw new KithError('TX_NOT_ALLOWED', 'the recipient has blocked this requester')
+    if (existing !== undefined) throw new KithError('TX_CONFLICT', `a contact request to this recipient is already ${existing.status}`)
     debit(state, tx.from, tx.amount, `contact fee ${tx.amount} µT plus fee ${tx.fee} µT`)
     credit(state, tx.to, tx.amount)
     setContacts(state, tx.to, [...contacts, {
@@ -48,13 +48,13 @@ export const acceptContactRule = defineRule({
   clientSubmittable: true,
   check (tx) {
     needsCounterparty(tx)
-    if (tx.amount !== 0) throw new KithError('TX_INVALID', 'ACCEPT_CONTACT carries no amount (`amount` must be 0)')
+    if (tx.amount !== 0) throw new KithError('TX_BAD_FIELD', 'ACCEPT_CONTACT carries no amount (`amount` must be 0)')
   },
   apply ({ tx, state }) {
     const contacts = Registry.contacts(state, tx.from)
     const existing = contacts.find((c) => c.requester_pub === tx.to)
-    if (existing === undefined) throw new KithError('TX_INVALID', 'there is no contact request from this requester')
-    if (existing.status !== 'pending') throw new KithError('TX_INVALID', `the contact request is ${existing.status}, not pending`)
+    if (existing === undefined) throw new KithError('TX_UNKNOWN_TARGET', 'there is no contact request from this requester')
+    if (existing.status !== 'pending') throw new KithError('TX_CONFLICT', `the contact request is ${existing.status}, not pending`)
     setContacts(state, tx.from, contacts.map((c) => (c === existing ? { ...c, status: 'accepted' } : c)))
   }
 })
@@ -65,12 +65,12 @@ export const contactBlockRule = defineRule({
   clientSubmittable: true,
   check (tx) {
     needsCounterparty(tx)
-    if (tx.amount !== 0) throw new KithError('TX_INVALID', 'CONTACT_BLOCK carries no amount (`amount` must be 0)')
+    if (tx.amount !== 0) throw new KithError('TX_BAD_FIELD', 'CONTACT_BLOCK carries no amount (`amount` must be 0)')
   },
   apply ({ tx, state, block }) {
     const contacts = Registry.contacts(state, tx.from)
     const existing = contacts.find((c) => c.requester_pub === tx.to)
-    if (existing?.status === 'blocked') throw new KithError('TX_INVALID', 'this requester is already blocked')
+    if (existing?.status === 'blocked') throw new KithError('TX_CONFLICT', 'this requester is already blocked')
     const blocked: ContactRecord = existing !== undefined
       ? { ...existing, status: 'blocked' }
       : { requester_pub: tx.to, status: 'blocked', intro: '', fee_ut: 0, tx_id: tx.id, created_at: unixSeconds(block.time) }

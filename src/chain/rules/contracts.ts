@@ -47,7 +47,7 @@ function undecidedIfThrown<T> (what: string, work: () => T): T {
     return work()
   } catch (err) {
     if (err instanceof KithError) throw err
-    throw new KithError('TX_INVALID', `${what} could not be decided by this node (${(err as Error).message}); left out`)
+    throw new KithError('TX_UNDECIDED', `${what} could not be decided by this node (${(err as Error).message}); left out`)
   }
 }
 
@@ -85,7 +85,7 @@ export function deployFee (codeBytes: number): number {
 /** A genesis contract's ABI name is not for a lookalike: refused before any work on the code. */
 function checkDeployName (state: StateReader, name: string): void {
   if (Contracts.wellKnown(state, name) !== undefined) {
-    throw new KithError('TX_INVALID', `the ABI name ${name} belongs to a well-known contract deployed at genesis; deploy under another name`)
+    throw new KithError('CONTRACT_REFUSED', `the ABI name ${name} belongs to a well-known contract deployed at genesis; deploy under another name`)
   }
 }
 
@@ -114,10 +114,10 @@ export const deployContractRule = defineRule({
   minFee: MIN_FEE,
   clientSubmittable: true,
   check (tx, payload) {
-    if (tx.to !== '') throw new KithError('TX_INVALID', 'DEPLOY_CONTRACT takes no recipient (`to` must be empty)')
-    if (tx.amount !== 0) throw new KithError('TX_INVALID', 'DEPLOY_CONTRACT carries no amount (`amount` must be 0)')
+    if (tx.to !== '') throw new KithError('TX_BAD_FIELD', 'DEPLOY_CONTRACT takes no recipient (`to` must be empty)')
+    if (tx.amount !== 0) throw new KithError('TX_BAD_FIELD', 'DEPLOY_CONTRACT carries no amount (`amount` must be 0)')
     const size = codeOf(payload).length
-    if (size > MAX_CONTRACT_CODE_BYTES) throw new KithError('TX_INVALID', `contract code is ${size} bytes, more than the ${MAX_CONTRACT_CODE_BYTES} allowed`)
+    if (size > MAX_CONTRACT_CODE_BYTES) throw new KithError('CONTRACT_REFUSED', `contract code is ${size} bytes, more than the ${MAX_CONTRACT_CODE_BYTES} allowed`)
     const least = deployFee(size)
     if (tx.fee < least) throw new KithError('TX_FEE_TOO_LOW', `fee ${tx.fee} µT is below ${MIN_FEE} + ${DEPLOY_BYTE_FEE} µT per code byte = ${least} µT for ${size} bytes of code`)
   },
@@ -157,14 +157,14 @@ export const callContractRule = defineRule({
   minFee: MIN_FEE,
   clientSubmittable: true,
   check (tx, payload) {
-    if (tx.to !== '') throw new KithError('TX_INVALID', 'CALL_CONTRACT takes no recipient (`to` must be empty; the contract is payload.contract_id)')
+    if (tx.to !== '') throw new KithError('TX_BAD_FIELD', 'CALL_CONTRACT takes no recipient (`to` must be empty; the contract is payload.contract_id)')
     checkArgs(payload.args_json)
   },
   apply ({ tx, payload, state, block }) {
     const contract = Contracts.get(state, payload.contract_id)
-    if (contract === undefined) throw new KithError('TX_INVALID', `unknown contract ${payload.contract_id}`)
+    if (contract === undefined) throw new KithError('TX_UNKNOWN_TARGET', `unknown contract ${payload.contract_id}`)
     if (!contract.methods.includes(payload.method)) {
-      throw new KithError('TX_INVALID', `contract ${payload.contract_id} (${contract.name}) has no method ${payload.method}; it has ${contract.methods.join(', ')}`)
+      throw new KithError('TX_UNKNOWN_TARGET', `contract ${payload.contract_id} (${contract.name}) has no method ${payload.method}; it has ${contract.methods.join(', ')}`)
     }
     const gasPrice = Contracts.gasPrice(state)
     const worstGas = gasCost(payload.gas_limit, gasPrice)

@@ -42,8 +42,8 @@ const PostIdPayload = z.object({ post_id: PostId })
 
 function livePost (state: StateOverlay, postId: string, what: string): PostRecord {
   const post = Posts.get(state, postId)
-  if (post === undefined) throw new KithError('TX_INVALID', `${what}: unknown post ${postId}`)
-  if (post.deleted) throw new KithError('TX_INVALID', `${what}: post ${postId} is deleted`)
+  if (post === undefined) throw new KithError('TX_UNKNOWN_TARGET', `${what}: unknown post ${postId}`)
+  if (post.deleted) throw new KithError('TX_UNKNOWN_TARGET', `${what}: post ${postId} is deleted`)
   return post
 }
 
@@ -52,9 +52,9 @@ function setPost (state: StateOverlay, postId: string, post: PostRecord): void {
 }
 
 function needsTarget (tx: Transaction): void {
-  if (tx.to === '') throw new KithError('TX_INVALID', `${tx.type} needs the followed author's pubkey in \`to\``)
-  if (tx.to === tx.from) throw new KithError('TX_INVALID', `${tx.type} cannot name the sender as the followed author`)
-  if (tx.amount !== 0) throw new KithError('TX_INVALID', `${tx.type} carries no amount (\`amount\` must be 0)`)
+  if (tx.to === '') throw new KithError('TX_BAD_FIELD', `${tx.type} needs the followed author's pubkey in \`to\``)
+  if (tx.to === tx.from) throw new KithError('TX_BAD_FIELD', `${tx.type} cannot name the sender as the followed author`)
+  if (tx.amount !== 0) throw new KithError('TX_BAD_FIELD', `${tx.type} carries no amount (\`amount\` must be 0)`)
 }
 
 export const createPostRule = defineRule({
@@ -75,7 +75,7 @@ export const createPostRule = defineRule({
   feeRecipient: ({ payload }) => payload.hosting_relay,
   apply ({ tx, payload, state, block }) {
     if (Registry.relay(state, payload.hosting_relay) === undefined) throw new KithError('FEED_BAD_HOSTING_RELAY', `hosting_relay ${payload.hosting_relay} is not a registered relay (REGISTER_RELAY): the post fee goes only to a relay in the registry`)
-    if (Posts.get(state, payload.post_id) !== undefined) throw new KithError('TX_INVALID', `duplicate post_id ${payload.post_id}: a post with this id already exists`)
+    if (Posts.get(state, payload.post_id) !== undefined) throw new KithError('TX_CONFLICT', `duplicate post_id ${payload.post_id}: a post with this id already exists`)
     if (payload.reply_to !== '') livePost(state, payload.reply_to, 'reply_to')
     if (payload.quote_of !== '') livePost(state, payload.quote_of, 'quote_of')
     setPost(state, payload.post_id, {
@@ -100,7 +100,7 @@ export const deletePostRule = defineRule({
   check: noTransfer,
   apply ({ tx, payload, state }) {
     const post = livePost(state, payload.post_id, 'DELETE_POST')
-    if (post.author !== tx.from) throw new KithError('TX_INVALID', 'DELETE_POST is accepted only from the post author')
+    if (post.author !== tx.from) throw new KithError('TX_NOT_ALLOWED', 'DELETE_POST is accepted only from the post author')
     // soft delete: the record stays on chain (spec, Post states)
     setPost(state, payload.post_id, { ...post, deleted: true })
   }
@@ -113,7 +113,7 @@ export const likePostRule = defineRule({
   check: noTransfer,
   apply ({ tx, payload, state, block }) {
     const post = livePost(state, payload.post_id, 'LIKE_POST')
-    if (Posts.liked(state, payload.post_id, tx.from)) throw new KithError('TX_INVALID', 'LIKE_POST: this post is already liked by the sender')
+    if (Posts.liked(state, payload.post_id, tx.from)) throw new KithError('TX_CONFLICT', 'LIKE_POST: this post is already liked by the sender')
     state.set(StateKeys.like(payload.post_id, tx.from), block.height)
     setPost(state, payload.post_id, { ...post, likes: post.likes + 1 })
   }
@@ -126,7 +126,7 @@ export const unlikePostRule = defineRule({
   check: noTransfer,
   apply ({ tx, payload, state }) {
     const post = livePost(state, payload.post_id, 'UNLIKE_POST')
-    if (!Posts.liked(state, payload.post_id, tx.from)) throw new KithError('TX_INVALID', 'UNLIKE_POST: the sender has not liked this post')
+    if (!Posts.liked(state, payload.post_id, tx.from)) throw new KithError('TX_CONFLICT', 'UNLIKE_POST: the sender has not liked this post')
     state.delete(StateKeys.like(payload.post_id, tx.from))
     setPost(state, payload.post_id, { ...post, likes: post.likes - 1 })
   }
@@ -138,7 +138,7 @@ export const followRule = defineRule({
   clientSubmittable: true,
   check: needsTarget,
   apply ({ tx, state, block }) {
-    if (Posts.follows(state, tx.from, tx.to)) throw new KithError('TX_INVALID', 'FOLLOW: the sender already follows this author')
+    if (Posts.follows(state, tx.from, tx.to)) throw new KithError('TX_CONFLICT', 'FOLLOW: the sender already follows this author')
     state.set(StateKeys.follow(tx.from, tx.to), block.height)
     state.set(StateKeys.follower(tx.to, tx.from), block.height)
   }
@@ -150,7 +150,7 @@ export const unfollowRule = defineRule({
   clientSubmittable: true,
   check: needsTarget,
   apply ({ tx, state }) {
-    if (!Posts.follows(state, tx.from, tx.to)) throw new KithError('TX_INVALID', 'UNFOLLOW: the sender does not follow this author')
+    if (!Posts.follows(state, tx.from, tx.to)) throw new KithError('TX_CONFLICT', 'UNFOLLOW: the sender does not follow this author')
     // both directions of the relation go (spec, Follow states)
     state.delete(StateKeys.follow(tx.from, tx.to))
     state.delete(StateKeys.follower(tx.to, tx.from))

@@ -15,8 +15,8 @@ const chars = (max: number) => z.string().refine((s) => [...s].length <= max, `m
 
 /** Registry transactions carry no recipient and no amount. */
 export function noTransfer (tx: Transaction): void {
-  if (tx.to !== '') throw new KithError('TX_INVALID', `${tx.type} takes no recipient (\`to\` must be empty)`)
-  if (tx.amount !== 0) throw new KithError('TX_INVALID', `${tx.type} carries no amount (\`amount\` must be 0)`)
+  if (tx.to !== '') throw new KithError('TX_BAD_FIELD', `${tx.type} takes no recipient (\`to\` must be empty)`)
+  if (tx.amount !== 0) throw new KithError('TX_BAD_FIELD', `${tx.type} carries no amount (\`amount\` must be 0)`)
 }
 
 /**
@@ -68,8 +68,8 @@ export const linkDeviceRule = defineRule({
   apply ({ tx, payload, state, block }) {
     const key = payload.device_x25519_pub
     const devices = Registry.devices(state, tx.from)
-    if (devices.some((d) => d.x25519_pub === key)) throw new KithError('TX_INVALID', 'this device key is already linked to this identity')
-    if (devices.length >= MAX_DEVICES) throw new KithError('TX_INVALID', `an identity may link at most ${MAX_DEVICES} devices`)
+    if (devices.some((d) => d.x25519_pub === key)) throw new KithError('TX_CONFLICT', 'this device key is already linked to this identity')
+    if (devices.length >= MAX_DEVICES) throw new KithError('TX_CONFLICT', `an identity may link at most ${MAX_DEVICES} devices`)
     claimKey(state, key, tx.from, 'device_x25519_pub')
     const device: DeviceRecord = { x25519_pub: key, name: payload.device_name ?? '', linked_at: unixSeconds(block.time), tx_id: tx.id }
     state.set(StateKeys.devices(tx.from), asState([...devices, device]))
@@ -84,7 +84,7 @@ export const unlinkDeviceRule = defineRule({
   apply ({ tx, payload, state }) {
     const key = payload.device_x25519_pub
     const linked = Registry.devices(state, tx.from)
-    if (!linked.some((d) => d.x25519_pub === key)) throw new KithError('TX_INVALID', 'this device key is not linked to this identity')
+    if (!linked.some((d) => d.x25519_pub === key)) throw new KithError('TX_UNKNOWN_TARGET', 'this device key is not linked to this identity')
     const devices = linked.filter((d) => d.x25519_pub !== key)
     if (devices.length === 0) state.delete(StateKeys.devices(tx.from))
     else state.set(StateKeys.devices(tx.from), asState(devices))

@@ -15,7 +15,7 @@ import { defineRule } from './types.js'
 
 function relayOf (state: StateOverlay, pub: string): RelayRecord {
   const relay = Registry.relay(state, pub)
-  if (relay === undefined) throw new KithError('TX_INVALID', 'the sender is not a registered relay (REGISTER_RELAY first)')
+  if (relay === undefined) throw new KithError('TX_NOT_ALLOWED', 'the sender is not a registered relay (REGISTER_RELAY first)')
   return relay
 }
 
@@ -62,8 +62,8 @@ export const bindWalletRule = defineRule({
   minFee: MIN_FEE,
   clientSubmittable: true,
   check (tx) {
-    if (tx.to === '') throw new KithError('TX_INVALID', 'BIND_WALLET needs the wallet pubkey in `to`')
-    if (tx.amount !== 0) throw new KithError('TX_INVALID', 'BIND_WALLET carries no amount (`amount` must be 0)')
+    if (tx.to === '') throw new KithError('TX_BAD_FIELD', 'BIND_WALLET needs the wallet pubkey in `to`')
+    if (tx.amount !== 0) throw new KithError('TX_BAD_FIELD', 'BIND_WALLET carries no amount (`amount` must be 0)')
   },
   apply ({ tx, state }) {
     state.set(StateKeys.relay(tx.from), asState({ ...relayOf(state, tx.from), wallet: tx.to }))
@@ -83,13 +83,13 @@ export const relayProofRule = defineRule({
     noTransfer(tx)
     const sig = fromBase64(payload.fee_sig)
     if (sig === undefined || !verify(Buffer.from(relayFeeText(payload.envelope_id, payload.fee_ut, tx.from), 'utf8'), sig, Buffer.from(payload.sender_ed25519_pub, 'hex'))) {
-      throw new KithError('TX_INVALID', 'fee_sig is not the sender\'s signature authorising this relay fee')
+      throw new KithError('TX_BAD_SIGNATURE', 'fee_sig is not the sender\'s signature authorising this relay fee')
     }
   },
   apply ({ tx, payload, state, block }) {
     const relay = relayOf(state, tx.from)
     const key = StateKeys.relayProof(payload.envelope_id)
-    if (state.get(key) !== undefined) throw new KithError('TX_INVALID', 'the fee for this envelope was already collected')
+    if (state.get(key) !== undefined) throw new KithError('TX_CONFLICT', 'the fee for this envelope was already collected')
     debit(state, payload.sender_ed25519_pub, payload.fee_ut, `the relay fee of ${payload.fee_ut} µT`)
     credit(state, relay.wallet === '' ? tx.from : relay.wallet, payload.fee_ut)
     state.set(key, block.height)

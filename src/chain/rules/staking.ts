@@ -20,7 +20,7 @@ function stakeOf (state: StateOverlay, pubkey: string): number {
 function schedule (ctx: TxContext<unknown>, changed: string, stake: number): void {
   const current = ctx.state.get(StateKeys.valset) as unknown as ValidatorSetState
   const base = current.base.find((v) => v.pub_key === changed)
-  if (base === undefined) throw new KithError('TX_INVALID', 'only identities listed in the genesis may stake')
+  if (base === undefined) throw new KithError('TX_NOT_ALLOWED', 'only identities listed in the genesis may stake')
   const active = validatorSetAt(current, ctx.block.height)
   const effective = ctx.block.height + VALSET_DELAY
   const from = current.pending !== null && current.pending.height === effective ? current.pending.validators : validatorSetAt(current, effective)
@@ -30,7 +30,7 @@ function schedule (ctx: TxContext<unknown>, changed: string, stake: number): voi
       return { ...b, power: b.power + Math.floor(stake / POWER_UNIT_UT) }
     })
     .filter((v) => v.power > 0)
-  if (next.length === 0) throw new KithError('TX_INVALID', 'the validator set would be empty')
+  if (next.length === 0) throw new KithError('TX_NOT_ALLOWED', 'the validator set would be empty')
   const updated: ValidatorSetState = { base: current.base, active, pending: { height: effective, validators: next } }
   ctx.state.set(StateKeys.valset, updated as unknown as StateValue)
 }
@@ -40,8 +40,8 @@ export const stakeRule = defineRule({
   minFee: MIN_FEE,
   clientSubmittable: true,
   check (tx) {
-    if (tx.to !== '') throw new KithError('TX_INVALID', 'STAKE takes no recipient (`to` must be empty)')
-    if (tx.amount <= 0) throw new KithError('TX_INVALID', 'STAKE amount must be greater than 0')
+    if (tx.to !== '') throw new KithError('TX_BAD_FIELD', 'STAKE takes no recipient (`to` must be empty)')
+    if (tx.amount <= 0) throw new KithError('TX_BAD_FIELD', 'STAKE amount must be greater than 0')
   },
   apply (ctx) {
     const { tx, state } = ctx
@@ -57,13 +57,13 @@ export const unstakeRule = defineRule({
   minFee: MIN_FEE,
   clientSubmittable: true,
   check (tx) {
-    if (tx.to !== '') throw new KithError('TX_INVALID', 'UNSTAKE takes no recipient (`to` must be empty)')
-    if (tx.amount <= 0) throw new KithError('TX_INVALID', 'UNSTAKE amount must be greater than 0')
+    if (tx.to !== '') throw new KithError('TX_BAD_FIELD', 'UNSTAKE takes no recipient (`to` must be empty)')
+    if (tx.amount <= 0) throw new KithError('TX_BAD_FIELD', 'UNSTAKE amount must be greater than 0')
   },
   apply (ctx) {
     const { tx, state } = ctx
     const staked = stakeOf(state, tx.from)
-    if (tx.amount > staked) throw new KithError('TX_INVALID', `UNSTAKE of ${tx.amount} µT exceeds the ${staked} µT staked`)
+    if (tx.amount > staked) throw new KithError('TX_CONFLICT', `UNSTAKE of ${tx.amount} µT exceeds the ${staked} µT staked`)
     const stake = staked - tx.amount
     if (stake === 0) state.delete(StateKeys.stake(tx.from))
     else state.set(StateKeys.stake(tx.from), stake)

@@ -9,8 +9,8 @@ export const transferRule = defineRule({
   minFee: MIN_FEE,
   clientSubmittable: true,
   check (tx) {
-    if (tx.to === '') throw new KithError('TX_INVALID', 'TRANSFER needs a recipient in `to`')
-    if (tx.amount <= 0) throw new KithError('TX_INVALID', 'TRANSFER amount must be greater than 0')
+    if (tx.to === '') throw new KithError('TX_BAD_FIELD', 'TRANSFER needs a recipient in `to`')
+    if (tx.amount <= 0) throw new KithError('TX_BAD_FIELD', 'TRANSFER amount must be greater than 0')
   },
   apply ({ tx, state }) {
     debit(state, tx.from, tx.amount, `amount ${tx.amount} µT plus fee ${tx.fee} µT`)
@@ -24,12 +24,12 @@ export const blockRewardRule = defineRule({
   minFee: 0,
   clientSubmittable: false,
   check (tx) {
-    if (tx.fee !== 0) throw new KithError('TX_INVALID', 'BLOCK_REWARD carries no fee')
+    if (tx.fee !== 0) throw new KithError('BLOCK_INVALID', 'BLOCK_REWARD carries no fee')
   },
   apply ({ tx, state, block }) {
-    if (tx.from !== block.proposer) throw new KithError('TX_INVALID', 'BLOCK_REWARD must come from the block proposer')
+    if (tx.from !== block.proposer) throw new KithError('BLOCK_INVALID', 'BLOCK_REWARD must come from the block proposer')
     if (tx.amount !== block.params.block_reward_ut) {
-      throw new KithError('TX_INVALID', `BLOCK_REWARD amount must be ${block.params.block_reward_ut} µT`)
+      throw new KithError('BLOCK_INVALID', `BLOCK_REWARD amount must be ${block.params.block_reward_ut} µT`)
     }
     mint(state, tx.to === '' ? tx.from : tx.to, tx.amount)
   }

@@ -17,7 +17,7 @@ port.on('message', (req: PrepareRequest) => {
   try {
     reply = { id: req.id, kind: 'prepared', prepared: prepareModule(binaryen, req.wasm) }
   } catch (err) {
-    reply = err instanceof KithError && err.code === 'TX_INVALID'
+    reply = err instanceof KithError && err.code === 'CONTRACT_REFUSED'
       ? { id: req.id, kind: 'refused', message: err.message }
       : { id: req.id, kind: 'failed', message: err instanceof Error ? err.message : String(err) }
   }

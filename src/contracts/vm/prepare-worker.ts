@@ -15,7 +15,7 @@ export type PrepareReply =
   | { id: number, kind: 'failed', message: string }
 
 export interface PrepareWorker {
-  /** Resolves with the prepared module; rejects with KithError('TX_INVALID') when the module is refused. */
+  /** Resolves with the prepared module; rejects with KithError('CONTRACT_REFUSED') when the module is refused. */
   prepare: (wasm: Uint8Array) => Promise<PreparedModule>
   close: () => Promise<void>
 }
@@ -40,7 +40,7 @@ export function startPrepareWorker (): PrepareWorker {
       if (waiter === undefined) return
       waiting.delete(reply.id)
       if (reply.kind === 'prepared') waiter.resolve(reply.prepared)
-      else if (reply.kind === 'refused') waiter.reject(new KithError('TX_INVALID', reply.message))
+      else if (reply.kind === 'refused') waiter.reject(new KithError('CONTRACT_REFUSED', reply.message))
       else waiter.reject(new Error(`contract prepare failed: ${reply.message}`))
     })
     thread.on('error', () => {})

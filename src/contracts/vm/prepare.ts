@@ -27,13 +27,13 @@ interface Setters {
 }
 
 function refuse (reason: string): never {
-  throw new KithError('TX_INVALID', `contract module refused: ${reason}`)
+  throw new KithError('CONTRACT_REFUSED', `contract module refused: ${reason}`)
 }
 
 /** WebAssembly's typings want an ArrayBuffer-backed view; the bytes are only read. */
 const bufferSource = (bytes: Uint8Array): Uint8Array<ArrayBuffer> => bytes as Uint8Array<ArrayBuffer>
 
-/** Validates and instruments `wasm`; throws KithError('TX_INVALID') saying why a module is refused. */
+/** Validates and instruments `wasm`; throws KithError('CONTRACT_REFUSED') saying why a module is refused. */
 export function prepareModule (binaryen: BinaryenApi, wasm: Uint8Array): PreparedModule {
   if (wasm.length > MAX_MODULE_BYTES) refuse(`module is ${wasm.length} bytes, more than ${MAX_MODULE_BYTES}`)
   if (!WebAssembly.validate(bufferSource(wasm))) refuse('not a valid WebAssembly module')

@@ -14,7 +14,7 @@ export type CallTransfer = ContractTransfer
 export type CallOutcome = ContractCallOutcome
 
 /**
- * The chain's executor, and more: `prepare` throws KithError('TX_INVALID') when it refuses a
+ * The chain's executor, and more: `prepare` throws KithError('CONTRACT_REFUSED') when it refuses a
  * module; `call` throws VmGuardError when this node cannot decide the call (never a consensus
  * result).
  */

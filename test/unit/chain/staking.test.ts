@@ -45,7 +45,7 @@ describe('STAKE and UNSTAKE', () => {
   test('UNSTAKE returns the µT and removes the power at the delay; more than staked is refused', () => {
     const state = new StateOverlay(genesisState(genesis).state)
     applyTx(state, checkStateless(stakeTx(bobKey, 'STAKE', 2 * POWER_UNIT_UT)), ctx(1))
-    assertKithError(() => applyTx(state.child(), checkStateless(stakeTx(bobKey, 'UNSTAKE', 3 * POWER_UNIT_UT)), ctx(10)), 'TX_INVALID', 'exceeds')
+    assertKithError(() => applyTx(state.child(), checkStateless(stakeTx(bobKey, 'UNSTAKE', 3 * POWER_UNIT_UT)), ctx(10)), 'TX_CONFLICT', 'exceeds')
     applyTx(state, checkStateless(stakeTx(bobKey, 'UNSTAKE', 2 * POWER_UNIT_UT)), ctx(10))
     assert.equal(setAt(state, 11)[BOB], 2)
     assert.equal(setAt(state, 12)[BOB], undefined)
@@ -54,12 +54,12 @@ describe('STAKE and UNSTAKE', () => {
 
   test('an identity the genesis does not list cannot stake', () => {
     const state = new StateOverlay(genesisState(genesis).state)
-    assertKithError(() => applyTx(state, checkStateless(stakeTx(carolKey, 'STAKE', POWER_UNIT_UT)), ctx(1)), 'TX_INVALID', 'genesis')
+    assertKithError(() => applyTx(state, checkStateless(stakeTx(carolKey, 'STAKE', POWER_UNIT_UT)), ctx(1)), 'TX_NOT_ALLOWED', 'genesis')
   })
 
   test('stateless rules: positive amount, no recipient', () => {
-    assertKithError(() => checkStateless(stakeTx(bobKey, 'STAKE', 0)), 'TX_INVALID', 'greater than 0')
+    assertKithError(() => checkStateless(stakeTx(bobKey, 'STAKE', 0)), 'TX_BAD_FIELD', 'greater than 0')
     const withTo = signTx({ ...stakeTx(bobKey, 'STAKE', 5), to: ALICE }, bobKey.secretKey)
-    assertKithError(() => checkStateless(withTo), 'TX_INVALID', 'recipient')
+    assertKithError(() => checkStateless(withTo), 'TX_BAD_FIELD', 'recipient')
   })
 })

@@ -252,22 +252,22 @@ describe('BLOCK_REWARD', () => {
     assert.equal(num(overlay, StateKeys.supply), 10_002_000 + 5000)
   })
 
-  test('from anyone but the proposer -> TX_INVALID, no writes', () => {
+  test('from anyone but the proposer -> BLOCK_INVALID, no writes', () => {
     const { overlay } = fresh()
     const error = tryApplyTx(overlay, reward({}, aliceKey), CTX)
-    assert.equal(error?.code, 'TX_INVALID')
+    assert.equal(error?.code, 'BLOCK_INVALID')
     assert.match(error?.message ?? '', /proposer/)
     assert.equal(overlay.writes.size, 0)
   })
 
   for (const amount of [0, 4999, 5001, 1_000_000]) {
-    test(`amount ${amount} instead of block_reward_ut 5000 -> TX_INVALID`, () => {
-      assertKithError(() => applyTx(fresh().overlay, reward({ amount }), CTX), 'TX_INVALID', '5000')
+    test(`amount ${amount} instead of block_reward_ut 5000 -> BLOCK_INVALID`, () => {
+      assertKithError(() => applyTx(fresh().overlay, reward({ amount }), CTX), 'BLOCK_INVALID', '5000')
     })
   }
 
-  test('with a fee -> TX_INVALID', () => {
-    assertKithError(() => reward({ fee: 1000 }), 'TX_INVALID')
+  test('with a fee -> BLOCK_INVALID', () => {
+    assertKithError(() => reward({ fee: 1000 }), 'BLOCK_INVALID')
   })
 })
 
@@ -317,54 +317,54 @@ describe('executeBlock', () => {
     const two = executeBlock(base, second.block, execOpts(one.stateRoot, firstHash))
     assert.equal(two.stateRoot, second.stateRoot)
     assert.equal(second.block.header.last_commit_hash, commitHash(commit))
-    assertKithError(() => executeBlock(base, second.block, execOpts(one.stateRoot)), 'TX_INVALID', 'does not extend')
-    assertKithError(() => executeBlock(base, { ...second.block, last_commit: null }, execOpts(one.stateRoot, firstHash)), 'TX_INVALID', 'last_commit_hash')
-    assertKithError(() => executeBlock(base, second.block, execOpts(root, firstHash)), 'TX_INVALID', 'state_root')
+    assertKithError(() => executeBlock(base, second.block, execOpts(one.stateRoot)), 'BLOCK_INVALID', 'does not extend')
+    assertKithError(() => executeBlock(base, { ...second.block, last_commit: null }, execOpts(one.stateRoot, firstHash)), 'BLOCK_INVALID', 'last_commit_hash')
+    assertKithError(() => executeBlock(base, second.block, execOpts(root, firstHash)), 'BLOCK_INVALID', 'state_root')
   })
 
-  test('wrong prev_hash -> TX_INVALID', () => {
+  test('wrong prev_hash -> BLOCK_INVALID', () => {
     const { base, root } = fresh()
     const { block } = proposeBlock(base, [transfer(aliceKey, CAROL, 100)], { prevStateRoot: root, prevHash: 'ab'.repeat(32) })
-    assertKithError(() => executeBlock(base, block, execOpts(root)), 'TX_INVALID', 'does not extend')
+    assertKithError(() => executeBlock(base, block, execOpts(root)), 'BLOCK_INVALID', 'does not extend')
   })
 
-  test('wrong chain_id -> TX_INVALID', () => {
+  test('wrong chain_id -> BLOCK_INVALID', () => {
     const { base, root } = fresh()
     const { block } = proposeBlock(base, [], { prevStateRoot: root })
-    assertKithError(() => executeBlock(base, block, { ...execOpts(root), chainId: 'other-chain' }), 'TX_INVALID', 'chain_id')
+    assertKithError(() => executeBlock(base, block, { ...execOpts(root), chainId: 'other-chain' }), 'BLOCK_INVALID', 'chain_id')
   })
 
-  test('wrong tx_root -> TX_INVALID', () => {
+  test('wrong tx_root -> BLOCK_INVALID', () => {
     const { base, root } = fresh()
     const { block } = proposeBlock(base, [transfer(aliceKey, CAROL, 100), transfer(aliceKey, BOB, 100)], { prevStateRoot: root })
     const swapped: Block = { ...block, txs: [...block.txs].reverse() }
-    assertKithError(() => executeBlock(base, swapped, execOpts(root)), 'TX_INVALID', 'tx_root')
+    assertKithError(() => executeBlock(base, swapped, execOpts(root)), 'BLOCK_INVALID', 'tx_root')
     const memoChanged: Block = { ...block, txs: [{ ...(block.txs[0] as Transaction), memo: 'changed' }, block.txs[1] as Transaction] }
-    assertKithError(() => executeBlock(base, memoChanged, execOpts(root)), 'TX_INVALID', 'tx_root')
+    assertKithError(() => executeBlock(base, memoChanged, execOpts(root)), 'BLOCK_INVALID', 'tx_root')
     const dropped: Block = { ...block, txs: block.txs.slice(1) }
-    assertKithError(() => executeBlock(base, dropped, execOpts(root)), 'TX_INVALID', 'tx_root')
+    assertKithError(() => executeBlock(base, dropped, execOpts(root)), 'BLOCK_INVALID', 'tx_root')
   })
 
-  test('wrong state_root -> TX_INVALID', () => {
+  test('wrong state_root -> BLOCK_INVALID', () => {
     const { base, root } = fresh()
     const { block } = proposeBlock(base, [transfer(aliceKey, CAROL, 100)], { prevStateRoot: root })
     const bad: Block = { ...block, header: { ...block.header, state_root: 'cd'.repeat(32) } }
-    assertKithError(() => executeBlock(base, bad, execOpts(root)), 'TX_INVALID', 'state_root')
+    assertKithError(() => executeBlock(base, bad, execOpts(root)), 'BLOCK_INVALID', 'state_root')
     // the same block against another parent state root
-    assertKithError(() => executeBlock(base, block, execOpts(nextStateRoot(root, new Map()))), 'TX_INVALID', 'state_root')
+    assertKithError(() => executeBlock(base, block, execOpts(nextStateRoot(root, new Map()))), 'BLOCK_INVALID', 'state_root')
   })
 
-  test('wrong last_commit_hash -> TX_INVALID', () => {
+  test('wrong last_commit_hash -> BLOCK_INVALID', () => {
     const { base, root } = fresh()
     const { block } = proposeBlock(base, [], { prevStateRoot: root })
     const bad: Block = { ...block, header: { ...block.header, last_commit_hash: 'ef'.repeat(32) } }
-    assertKithError(() => executeBlock(base, bad, execOpts(root)), 'TX_INVALID', 'last_commit_hash')
+    assertKithError(() => executeBlock(base, bad, execOpts(root)), 'BLOCK_INVALID', 'last_commit_hash')
   })
 
-  test('more than max_block_txs -> TX_INVALID', () => {
+  test('more than max_block_txs -> BLOCK_INVALID', () => {
     const { base, root } = fresh()
     const { block } = proposeBlock(base, [transfer(aliceKey, CAROL, 1), transfer(aliceKey, CAROL, 2), transfer(aliceKey, CAROL, 3)], { prevStateRoot: root })
-    assertKithError(() => executeBlock(base, block, { ...execOpts(root), params: { ...PARAMS, max_block_txs: 2, gas_price: 1 } }), 'TX_INVALID', 'more than the 2')
+    assertKithError(() => executeBlock(base, block, { ...execOpts(root), params: { ...PARAMS, max_block_txs: 2, gas_price: 1 } }), 'BLOCK_INVALID', 'more than the 2')
   })
 
   test('an oversized proposal is refused by every validator: more than MAX_BLOCK_TXS, or more than MAX_BLOCK_BYTES', () => {
@@ -375,11 +375,11 @@ describe('executeBlock', () => {
     const many = Array.from({ length: MAX_BLOCK_TXS + 1 }, (_, i) => makeTx(aliceKey, { id: `bulk-${i}`, to: CAROL, amount: 1 }))
     // the genesis allows 20,000; the protocol bound is lower and wins
     const params = { ...PARAMS, max_block_txs: 20_000, gas_price: 1 }
-    assertKithError(() => executeBlock(base, { header: header(many), txs: many, last_commit: null }, { ...execOpts(root), params }), 'TX_INVALID', `more than the ${MAX_BLOCK_TXS}`)
+    assertKithError(() => executeBlock(base, { header: header(many), txs: many, last_commit: null }, { ...execOpts(root), params }), 'BLOCK_INVALID', `more than the ${MAX_BLOCK_TXS}`)
     const payload = Buffer.alloc(192 * 1024, 7).toString('base64')
     const heavy = Array.from({ length: 9 }, (_, i) => makeTx(aliceKey, { id: `heavy-${i}`, to: CAROL, amount: 1, payload }))
     assert.ok(heavy.reduce((sum, tx) => sum + txSize(tx), 0) > MAX_BLOCK_BYTES)
-    assertKithError(() => executeBlock(base, { header: header(heavy), txs: heavy, last_commit: null }, { ...execOpts(root), params }), 'TX_INVALID', 'bytes')
+    assertKithError(() => executeBlock(base, { header: header(heavy), txs: heavy, last_commit: null }, { ...execOpts(root), params }), 'BLOCK_INVALID', 'bytes')
   })
 
   test('the proposer ends its block early when the caller says it is full (its time budget), keeping admission order', () => {
@@ -414,7 +414,7 @@ describe('executeBlock', () => {
       txs,
       last_commit: null
     }
-    assertKithError(() => executeBlock(base, block, execOpts(root)), 'TX_INVALID', 'first')
+    assertKithError(() => executeBlock(base, block, execOpts(root)), 'BLOCK_INVALID', 'first')
   })
 
   test('a second BLOCK_REWARD in the same block -> rejected', () => {
@@ -428,10 +428,10 @@ describe('executeBlock', () => {
       txs,
       last_commit: null
     }
-    assertKithError(() => executeBlock(base, block, execOpts(root)), 'TX_INVALID', 'first')
+    assertKithError(() => executeBlock(base, block, execOpts(root)), 'BLOCK_INVALID', 'first')
   })
 
-  test('a BLOCK_REWARD claimed by a non-proposer header -> TX_INVALID', () => {
+  test('a BLOCK_REWARD claimed by a non-proposer header -> BLOCK_INVALID', () => {
     const { base, root } = fresh()
     const txs = [reward().tx, transfer(aliceKey, CAROL, 1).tx]
     const block: Block = {
@@ -442,7 +442,7 @@ describe('executeBlock', () => {
       txs,
       last_commit: null
     }
-    assertKithError(() => executeBlock(base, block, execOpts(root)), 'TX_INVALID', 'proposer')
+    assertKithError(() => executeBlock(base, block, execOpts(root)), 'BLOCK_INVALID', 'proposer')
   })
 
   test('one transaction that does not apply rejects the whole block with its code', () => {
@@ -714,18 +714,18 @@ describe('block rules found by review', () => {
     const { base, root } = fresh()
     const { block } = proposeBlock(base, [transfer(aliceKey, CAROL, 100)], { prevStateRoot: root })
     const bad: Block = { ...block, header: { ...block.header, state_root: '' } }
-    assertKithError(() => executeBlock(base, bad, execOpts(root)), 'TX_INVALID', 'state_root')
+    assertKithError(() => executeBlock(base, bad, execOpts(root)), 'BLOCK_INVALID', 'state_root')
   })
 
   test('a block holding only a reward is invalid', () => {
     const { base, root } = fresh()
     const { block } = proposeBlock(base, [reward()], { prevStateRoot: root })
-    assertKithError(() => executeBlock(base, block, execOpts(root)), 'TX_INVALID', 'other transactions')
+    assertKithError(() => executeBlock(base, block, execOpts(root)), 'BLOCK_INVALID', 'other transactions')
   })
 
   test('a reward must carry the id reward-<height>, and no other transaction may', () => {
     const { overlay } = fresh()
-    assertKithError(() => applyTx(overlay, reward({ id: 'anything-goes' }), CTX), 'TX_INVALID', 'reward-1')
-    assertKithError(() => applyTx(overlay, transfer(aliceKey, BOB, 1, { id: 'reward-7' }), CTX), 'TX_INVALID', 'reserved')
+    assertKithError(() => applyTx(overlay, reward({ id: 'anything-goes' }), CTX), 'BLOCK_INVALID', 'reward-1')
+    assertKithError(() => applyTx(overlay, transfer(aliceKey, BOB, 1, { id: 'reward-7' }), CTX), 'BLOCK_INVALID', 'reserved')
   })
 })

@@ -197,11 +197,11 @@ describe('checkSubmission', () => {
   })
 
   test('TRANSFER without `to` -> TX_INVALID', () => {
-    assertKithError(() => checkSubmission(makeTx({ to: '' }), NOW), 'TX_INVALID')
+    assertKithError(() => checkSubmission(makeTx({ to: '' }), NOW), 'TX_BAD_FIELD')
   })
 
   test('TRANSFER with amount 0 -> TX_INVALID', () => {
-    assertKithError(() => checkSubmission(makeTx({ amount: 0 }), NOW), 'TX_INVALID')
+    assertKithError(() => checkSubmission(makeTx({ amount: 0 }), NOW), 'TX_BAD_FIELD')
   })
 
   test('TRANSFER to oneself is allowed', () => {
@@ -210,17 +210,17 @@ describe('checkSubmission', () => {
 
   test('BLOCK_REWARD submitted by a client -> TX_INVALID', () => {
     const tx = makeTx({ type: 'BLOCK_REWARD', id: 'reward-1', to: '', fee: 0, amount: 0 })
-    assertKithError(() => checkSubmission(tx, NOW), 'TX_INVALID', 'BLOCK_REWARD')
+    assertKithError(() => checkSubmission(tx, NOW), 'TX_NOT_ALLOWED', 'BLOCK_REWARD')
     // the same transaction is statelessly fine: only submission refuses it
     assert.equal(checkStateless(tx).tx, tx)
   })
 
   test('a client id in the reserved reward-<height> space -> TX_INVALID', () => {
-    assertKithError(() => checkSubmission(makeTx({ id: 'reward-5' }), NOW), 'TX_INVALID', 'reserved')
+    assertKithError(() => checkSubmission(makeTx({ id: 'reward-5' }), NOW), 'TX_NOT_ALLOWED', 'reserved')
   })
 
   test('BLOCK_REWARD with a fee -> TX_INVALID (stateless check)', () => {
-    assertKithError(() => checkStateless(makeTx({ type: 'BLOCK_REWARD', to: '', fee: 1000, amount: 0 })), 'TX_INVALID')
+    assertKithError(() => checkStateless(makeTx({ type: 'BLOCK_REWARD', to: '', fee: 1000, amount: 0 })), 'BLOCK_INVALID')
   })
 
   test('every transaction type of the spec has a rule', () => {
@@ -240,7 +240,7 @@ describe('checkSubmission', () => {
     const deploy = (bytes: number, fee: number): ReturnType<typeof makeTx> => makeTx({ type: 'DEPLOY_CONTRACT', to: '', amount: 0, fee, payload: encodePayload({ name: 'c', code_b64: Buffer.alloc(bytes).toString('base64') }) })
     assertKithError(() => checkSubmission(deploy(100, 1099), NOW), 'TX_FEE_TOO_LOW', '1100')
     assert.equal(checkSubmission(deploy(100, 1100), NOW).tx.fee, 1100)
-    assertKithError(() => checkSubmission(deploy(128 * 1024 + 1, 10_000_000), NOW), 'TX_INVALID', 'more than the 131072')
+    assertKithError(() => checkSubmission(deploy(128 * 1024 + 1, 10_000_000), NOW), 'CONTRACT_REFUSED', 'more than the 131072')
   })
 
   const badPayloads: Array<[string, string]> = [
@@ -268,7 +268,7 @@ describe('checkSubmission', () => {
   test('order of checks: submittable, timestamp, fee, payload, type rule, signature', () => {
     const late = formatTimestamp(NOW + 10 * MINUTE)
     // client-submittable before timestamp
-    assertKithError(() => checkSubmission(makeTx({ type: 'BLOCK_REWARD', timestamp: late }), NOW), 'TX_INVALID')
+    assertKithError(() => checkSubmission(makeTx({ type: 'BLOCK_REWARD', timestamp: late }), NOW), 'TX_NOT_ALLOWED')
     // timestamp before fee and signature
     assertKithError(() => checkSubmission({ ...makeTx({ timestamp: late, fee: 1 }), signature: 'A'.repeat(86) + '==' }, NOW), 'TX_BAD_TIMESTAMP')
     // fee before payload
@@ -276,6 +276,6 @@ describe('checkSubmission', () => {
     // payload before the type rule
     assertKithError(() => checkSubmission(makeTx({ amount: 0, payload: 'W10=' }), NOW), 'TX_MALFORMED')
     // type rule before signature
-    assertKithError(() => checkSubmission({ ...makeTx({ amount: 0 }), signature: 'A'.repeat(86) + '==' }, NOW), 'TX_INVALID')
+    assertKithError(() => checkSubmission({ ...makeTx({ amount: 0 }), signature: 'A'.repeat(86) + '==' }, NOW), 'TX_BAD_FIELD')
   })
 })

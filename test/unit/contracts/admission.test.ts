@@ -18,13 +18,13 @@ after(async () => { await engine.close() })
 
 test('a refused module is validated once; sent again it is refused from the cache, and block apply recomputes the refusal', async () => {
   const wasm = refusedModule(0)
-  await assert.rejects(engine.admitDeploy(wasm, 'alice'), isCode('TX_INVALID', /table entries: 2000, more than 1024$/))
+  await assert.rejects(engine.admitDeploy(wasm, 'alice'), isCode('CONTRACT_REFUSED', /table entries: 2000, more than 1024$/))
   const before = { ...engine.deployStats }
-  await assert.rejects(engine.admitDeploy(wasm, 'bob'), isCode('TX_INVALID', /table entries: 2000, more than 1024 \(this code was refused before\)/))
+  await assert.rejects(engine.admitDeploy(wasm, 'bob'), isCode('CONTRACT_REFUSED', /table entries: 2000, more than 1024 \(this code was refused before\)/))
   assert.equal(engine.deployStats.refusedFromCache, before.refusedFromCache + 1)
   assert.equal(engine.deployStats.refused, before.refused, 'not validated again')
   // apply: the pure prepare's own answer, never the cache's
-  assert.throws(() => engine.prepare(wasm), isCode('TX_INVALID', /more than 1024$/))
+  assert.throws(() => engine.prepare(wasm), isCode('CONTRACT_REFUSED', /more than 1024$/))
 })
 
 test('an admitted module is what block apply gets', async () => {
@@ -45,7 +45,7 @@ test('one deploy per sender is validated at a time, and a few node-wide', async 
 })
 
 test(`a sender refused ${MAX_REFUSALS_PER_SENDER} times is turned away until its refusals age out of the window`, async () => {
-  for (let i = 1; i <= MAX_REFUSALS_PER_SENDER; i++) await assert.rejects(engine.admitDeploy(refusedModule(i), 'mallory'), isCode('TX_INVALID'))
+  for (let i = 1; i <= MAX_REFUSALS_PER_SENDER; i++) await assert.rejects(engine.admitDeploy(refusedModule(i), 'mallory'), isCode('CONTRACT_REFUSED'))
   const good = wat(`(module (global i32 (i32.const 9)) ${ok})`)
   await assert.rejects(engine.admitDeploy(good, 'mallory'), isCode('CONTRACT_DEPLOY_REFUSALS'))
   await engine.admitDeploy(good, 'someone-else')
@@ -58,7 +58,7 @@ test('the worker VM\'s prepare worker gives what prepare on the caller\'s thread
   try {
     const registry = usernameRegistryWasm()
     assert.deepEqual(await vm.prepareAsync(registry), vm.prepare(registry))
-    await assert.rejects(vm.prepareAsync(refusedModule(99)), isCode('TX_INVALID', /table entries: 2099, more than 1024$/))
+    await assert.rejects(vm.prepareAsync(refusedModule(99)), isCode('CONTRACT_REFUSED', /table entries: 2099, more than 1024$/))
   } finally {
     await vm.close()
   }

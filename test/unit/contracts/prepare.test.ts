@@ -57,7 +57,7 @@ for (const [name, makeVm] of VMS) {
 
     for (const [what, build, reason] of refusals) {
       test(`refuses ${what}`, () => {
-        assert.throws(() => vm.prepare(build()), (err: unknown) => err instanceof KithError && err.code === 'TX_INVALID' && reason.test(err.message))
+        assert.throws(() => vm.prepare(build()), (err: unknown) => err instanceof KithError && err.code === 'CONTRACT_REFUSED' && reason.test(err.message))
       })
     }
 

@@ -162,7 +162,7 @@ describe('FeedService', () => {
     await expectError(() => feed.checkSubmission(checkStateless(createPostTx(alice, { ...published, size: published.size + 1, estimated_fee_ut: postFee(published.size + 1) }, { time: nowMs }))), 'TX_INVALID', 'size')
     await expectError(() => feed.checkSubmission(checkStateless(createPostTx(alice, { ...published, content_hash: 'ab'.repeat(32) }, { time: nowMs }))), 'TX_INVALID', 'content_hash')
     await expectError(() => feed.checkSubmission(checkStateless(createPostTx(bob, published, { time: nowMs }))), 'TX_INVALID', 'author')
-    await expectError(() => feed.checkSubmission(checkStateless(createPostTx(alice, { ...published, post_id: 'e'.repeat(32) }, { time: nowMs }))), 'TX_INVALID', 'no body')
+    await expectError(() => feed.checkSubmission(checkStateless(createPostTx(alice, { ...published, post_id: 'e'.repeat(32) }, { time: nowMs }))), 'TX_UNKNOWN_TARGET', 'no body')
     // another hosting relay: not this node's to check
     feed.checkSubmission(checkStateless(createPostTx(alice, { ...published, hosting_relay: CAROL, post_id: 'e'.repeat(32) }, { time: nowMs })))
   })
@@ -258,7 +258,7 @@ describe('FeedService', () => {
     assert.equal(feed.diskUsage().pendingBodies, 1)
     assert.ok(feed.diskUsage().usedBytes <= before.usedBytes - lonely.size, 'collected bodies leave the quota (the restart test checks the sum)')
     // the collected body is gone: a CREATE_POST for it is now refused here
-    await expectError(() => feed.checkSubmission(checkStateless(createPostTx(alice, lonely, { time: nowMs }))), 'TX_INVALID', 'no body')
+    await expectError(() => feed.checkSubmission(checkStateless(createPostTx(alice, lonely, { time: nowMs }))), 'TX_UNKNOWN_TARGET', 'no body')
     feed.checkSubmission(checkStateless(createPostTx(alice, claimed, { time: nowMs })))
     assert.ok(feed.byAuthor(ALICE, { limit: 50 }).posts.length > 0, 'committed posts stay')
   })
