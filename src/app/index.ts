@@ -3,3 +3,4 @@
  * command line. `createNode(config, deps)` builds a node with one lifecycle (start, stop).
  */
 export { createNode, type NodeApp, type NodeAppConfig, type NodeAppDeps } from './assemble.js'
+export { ENV_SETTINGS, layeredEnv, readServiceSettings, unknownConfigKeys, type EnvSetting, type ServiceSettings, type SettingSource } from './settings.js'

@@ -3,11 +3,9 @@ import { writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { Command, Option } from 'commander'
 import { pino } from 'pino'
-import { createNode } from '../app/index.js'
-import { readRelayEnv } from '../relay/index.js'
-import { readPendingLimits } from '../feed/index.js'
-import { readMediaEnv } from '../media/index.js'
-import { readRealtimeEnv } from '../realtime/index.js'
+import { createNode, layeredEnv, readServiceSettings, unknownConfigKeys } from '../app/index.js'
+import { registerConfigCommand } from './config.js'
+import { flagValues } from './flags.js'
 import { stopOnSignals } from './shutdown.js'
 import { createTestnet } from './testnet.js'
 import { registerSidecarCommand } from './sidecar.js'
@@ -18,7 +16,7 @@ import { isPubkeyHex } from '../chain/index.js'
 import { followParent, needsRelaunch, relaunch, resourceCaps } from './resource-caps.js'
 import { getHeapStatistics } from 'node:v8'
 import {
-  DEPRECATED_NAMES, START_FLAGS, denyListFromEnv, exists, initHome, loadHome, readEnv, resolveConfigLayers
+  DEPRECATED_NAMES, NodeConfigSchema, START_FLAGS, denyListFromEnv, exists, initHome, loadHome, resolveConfigLayers
 } from '../node/index.js'
 
 const DEV_HOME = '.kith'
@@ -39,26 +37,6 @@ function collect (value: string, previous: string[] = []): string[] {
   return [...previous, value]
 }
 
-function flagValues (opts: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const [old, { flag }] of Object.entries(DEPRECATED_NAMES)) {
-    const name = flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
-    if (opts[name] !== undefined) out[old] = opts[name]
-  }
-  for (const def of START_FLAGS) {
-    const name = def.flag.slice(2).split(' ')[0].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
-    const raw = opts[name]
-    if (raw === undefined) continue
-    if (def.kind === 'int' || def.kind === 'number') {
-      const n = Number(raw)
-      if (!Number.isFinite(n)) throw new Error(`${def.flag.split(' ')[0]} expects a number, got "${String(raw)}"`)
-      out[def.key] = n
-    } else {
-      out[def.key] = raw
-    }
-  }
-  return out
-}
 
 async function initDevHome (home: string, alloc: Array<{ pub_key: string, amount_ut: number }>): Promise<void> {
   const dev = generateKeyPair()
@@ -98,12 +76,16 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     const { key, flag } = DEPRECATED_NAMES[old]
     console.error(`warning: "${old}" (${flag}) is deprecated; use "${key}" (--${key.replace(/_/g, '-')}) instead`)
   }
+  for (const key of unknownConfigKeys(loaded.fileConfig, [...Object.keys(NodeConfigSchema.shape), ...Object.keys(DEPRECATED_NAMES)])) {
+    console.error(`warning: ${join(home, 'config.json')} sets "${key}", which is no setting; \`kith config --home ${home}\` lists them`)
+  }
+  // the SVC_* settings: defaults, then config.json, then the environment
+  const services = readServiceSettings(layeredEnv(loaded.fileConfig, process.env).env)
   const caps = resourceCaps(config.max_cpu, config.max_ram_mb)
   if (needsRelaunch(caps)) {
     process.exitCode = await relaunch(caps)
     return
   }
-  const env = readEnv()
   const logger = pino({ level: config.log_level, base: { pid: process.pid } })
   logger.info({
     maxCpu: config.max_cpu, maxRamMb: config.max_ram_mb, verifyWorkers: caps.verifyWorkers, imageWorkers: caps.imageWorkers, viewPairs: caps.viewPairs,
@@ -114,12 +96,11 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     home: loaded,
     config,
     caps,
-    env,
-    relay: readRelayEnv(),
-    media: readMediaEnv(),
-    // a WebSocket message may carry what a POST body may
-    realtime: readRealtimeEnv(process.env, { maxMessageBytes: env.maxBodyBytes }),
-    pendingLimits: readPendingLimits(),
+    env: services.api,
+    relay: services.relay,
+    media: services.media,
+    realtime: services.realtime,
+    pendingLimits: services.pending,
     denyPeers: denyListFromEnv()
   }, { logger })
   await node.start()
@@ -176,6 +157,7 @@ export function buildProgram (): Command {
       })
       console.log(JSON.stringify({ chain_id: opts.chainId, nodes }, null, 2))
     })
+  registerConfigCommand(program, startCmd)
   registerSidecarCommand(program)
   registerUpdateCommand(program)
   registerWalletCommands(program)

@@ -2,7 +2,7 @@
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -49,5 +49,54 @@ describe('kith start', () => {
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
+  })
+
+  describe('configuration layers: defaults < config.json < environment < flags', () => {
+    let dir: string
+    let home: string
+    const setFile = async (extra: Record<string, unknown>): Promise<void> => {
+      const file = JSON.parse(await readFile(join(home, 'config.json'), 'utf8')) as Record<string, unknown>
+      await writeFile(join(home, 'config.json'), JSON.stringify({ ...file, ...extra }))
+    }
+    const swaggerStatus = async (env: Record<string, string> = {}): Promise<number> => {
+      const node = await startNode({ home, env })
+      try {
+        return (await fetch(`${node.url}/swagger/openapi.json`)).status
+      } finally {
+        await node.stop()
+      }
+    }
+
+    test('an SVC_* setting in config.json takes effect, and its variable in the environment wins over the file', async () => {
+      dir = await mkdtemp(join(tmpdir(), 'kith-config-'))
+      home = join(dir, 'home')
+      await kithInit(home, {})
+      assert.equal(await swaggerStatus(), 200)
+      await setFile({ disable_swagger: true })
+      assert.equal(await swaggerStatus(), 404, 'config.json disable_swagger: true')
+      assert.equal(await swaggerStatus({ SVC_DISABLE_SWAGGER: 'false' }), 200, 'the environment wins')
+    })
+
+    test('`kith config` prints each setting with its value and source, secrets masked; a misspelt key warns at start', async () => {
+      await setFile({ api_token: 's3cret-token', relay_read_auth: true, rate_limit_rsp: 5 })
+      const { stdout } = await execFileP(KITH_BIN, ['config', '--home', home, '--json', '--block-interval-ms', '250'], {
+        env: childEnv({ SVC_RATE_LIMIT_RPS: '7' }), cwd: REPO_ROOT, timeout: 60_000
+      })
+      assert.ok(!stdout.includes('s3cret-token'), 'the token is never printed')
+      const rows = JSON.parse(stdout) as Array<{ name: string, env?: string, value: unknown, source: string }>
+      const row = (name: string): { value: unknown, source: string } | undefined => rows.find((r) => r.name === name)
+      assert.deepEqual(row('api_token'), { ...row('api_token'), value: '********', source: 'config.json' })
+      assert.deepEqual(row('relay_read_auth'), { ...row('relay_read_auth'), value: true, source: 'config.json' })
+      assert.deepEqual(row('rate_limit_rps'), { ...row('rate_limit_rps'), value: 7, source: 'environment' })
+      assert.deepEqual(row('block_interval_ms'), { ...row('block_interval_ms'), value: 250, source: 'flag' })
+      assert.deepEqual(row('ws_idle_ms'), { ...row('ws_idle_ms'), value: 120_000, source: 'default' })
+      const text = (await execFileP(KITH_BIN, ['config', '--home', home], { env: childEnv({}), cwd: REPO_ROOT, timeout: 60_000 })).stdout
+      assert.match(text, /^relay_read_auth\s+true\s+config\.json\s+SVC_RELAY_READ_AUTH$/m)
+
+      const node = await startNode({ home, token: 's3cret-token' })
+      assert.ok(node.rawOutput.some((line) => line.includes('sets "rate_limit_rsp", which is no setting')), node.tail())
+      await node.stop()
+      await rm(dir, { recursive: true, force: true })
+    })
   })
 })
