@@ -9,4 +9,5 @@ import { accountFrom, keyPairFromSeed, KithClient } from '../dist/src/client/ind
 const home = process.env.KITH_HOME ?? fileURLToPath(new URL('../.kith', import.meta.url))
 const dev = JSON.parse(readFileSync(`${home}/dev_account.json`, 'utf8'))
 export const me = accountFrom(keyPairFromSeed(Buffer.from(dev.seed, 'hex')))
-export const client = new KithClient({ baseUrl: process.env.KITH_NODE ?? 'http://localhost:8080' })
+export const nodeUrl = process.env.KITH_NODE ?? 'http://localhost:8080'
+export const client = new KithClient({ baseUrl: nodeUrl })

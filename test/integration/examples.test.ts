@@ -77,6 +77,22 @@ describe('examples/ run as written against a dev node', () => {
     assert.match(out, new RegExp(`${postId}  bob  .*1 like,`))
     assert.match(out, /Back home #travel \[image\/jpeg attached\]/)
   })
+
+  test('contracts.sh (after first-hour.sh funded alice): deploy, call, state, the registry', async () => {
+    const out = await runExample('contracts.sh')
+    assert.match(out, /counter\.increment succeeded in block \d+/)
+    assert.match(out, /returned 1/)
+    assert.match(out, /^count: 0x0100000000000000 \(u64 1\)$/m)
+    assert.match(out, /^name:alice_01: "[0-9a-f]{64}"$/m)
+    assert.match(out, /register alice_01 [0-9a-f]{64}/)
+  })
+
+  test('realtime-ws.mjs: authenticated, subscribed, three blocks, closed', async () => {
+    const out = await runExample('realtime-ws.mjs')
+    assert.match(out, /^authenticated a1\nsubscribed s1\nsubscribed s2\nsubscribed s3\n/)
+    assert.equal(out.match(/^block \d+: \d+ transactions$/gm)?.length, 3)
+    assert.match(out, /closed \(1000\)\n$/)
+  })
 })
 
 describe('examples/local-testnet.sh', { timeout: 180_000 }, () => {
