@@ -21,7 +21,13 @@ let started: ChildProcess | undefined
 
 after(async () => {
   // npm start runs npm, a shell and the node in one process group: end them all
-  if (started?.pid !== undefined && started.exitCode === null) process.kill(-started.pid, 'SIGKILL')
+  if (started?.pid !== undefined) {
+    try {
+      process.kill(-started.pid, 'SIGKILL')
+    } catch {
+      // the group is gone already
+    }
+  }
   if (dir !== undefined) await rm(dir, { recursive: true, force: true })
 })
 
