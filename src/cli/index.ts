@@ -156,6 +156,12 @@ export function buildProgram (): Command {
         alloc: opts.alloc ?? []
       })
       console.log(JSON.stringify({ chain_id: opts.chainId, nodes }, null, 2))
+      // a genesis cannot be funded later, and without a balance nobody can pay a fee
+      if (opts.alloc === undefined) {
+        console.error(`warning: no --alloc, so nobody holds a token on this chain and nobody can send a transaction (every one pays a fee). ` +
+          `To fund a key, write the network again with it: bin/kith keys new --name alice, then bin/kith testnet --validators ${opts.validators} ` +
+          `--output ${opts.output} --alloc <alice's pubkey>=1000000000 (1,000 T; remove ${opts.output} first)`)
+      }
     })
   registerConfigCommand(program, startCmd)
   registerSidecarCommand(program)

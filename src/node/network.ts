@@ -371,6 +371,9 @@ export class NetworkBridge {
    */
   onStatus (peerId: string, height: number, round: number): void {
     if (this.port === undefined || peerId === this.port.peerId || this.stopped) return
+    // Gossip also brings the statuses of peers this node has no connection to, and no address
+    // for: asking them would fail to dial. The peer that relayed such a status announces its own.
+    if (!this.port.peers().some((p) => p.peerId === peerId && p.connected)) return
     if (this.relay !== undefined && !this.mailboxSyncedWith.has(peerId)) {
       this.mailboxSyncedWith.add(peerId)
       void this.syncMailbox(peerId)

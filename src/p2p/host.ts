@@ -40,6 +40,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000
 export const DEFAULT_MAX_CONNECTIONS = 64
 export const DEFAULT_MAX_IN_FLIGHT_VALIDATIONS = 10_000
 export const DEFAULT_VERSION_INTERVAL_MS = 10_000
+/** at most one announcement a second for new heights (a block interval may be far shorter) */
+const HEIGHT_ANNOUNCE_MIN_GAP_MS = 1000
 /** how often configured peers are re-dialed (when due) and denied peers cut off */
 const MAINTENANCE_INTERVAL_MS = 250
 /** an inbound request stream must be read, answered and written within this */
@@ -375,9 +377,15 @@ export class P2PHost {
     return info
   }
 
-  /** included in version announcements */
+  /**
+   * Included in version announcements. A new height is announced within a second rather than at
+   * the next periodic announcement, so peers' `/api/peers` does not show a height long past.
+   */
   setLocalHeight (height: number): void {
+    if (height === this.localHeight) return
     this.localHeight = height
+    // before start() there is no gossip to announce on; start() announces to each subscriber
+    if (this.versionTimer !== undefined) this.scheduleAnnouncement(this.lastVersionAt + HEIGHT_ANNOUNCE_MIN_GAP_MS - Date.now())
   }
 
   /** closes every connection to the peer (configured peers are re-dialed) */
@@ -549,13 +557,13 @@ export class P2PHost {
     return 'accept'
   }
 
-  /** coalesces announcements when several peers subscribe at once */
-  private scheduleAnnouncement (): void {
+  /** coalesces announcements when several peers subscribe at once, or heights follow each other */
+  private scheduleAnnouncement (delayMs = 20): void {
     if (this.stopped || this.announceSoon !== undefined) return
     this.announceSoon = setTimeout(() => {
       this.announceSoon = undefined
       this.announceVersion()
-    }, 20)
+    }, Math.max(20, delayMs))
     this.announceSoon.unref()
   }
 

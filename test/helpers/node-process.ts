@@ -332,6 +332,19 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   })
 }
 
+/** Starts a node registered for cleanup; one that fails to start is cleaned up at once. */
+async function startRegistered (node: NodeProcess): Promise<NodeProcess> {
+  created.add(node)
+  try {
+    await node.start()
+  } catch (err) {
+    await node.cleanup()
+    created.delete(node)
+    throw err
+  }
+  return node
+}
+
 /** Creates (or reuses) a home, starts the node on it and waits until it listens. */
 export async function startNode (opts: StartOptions = {}): Promise<NodeProcess> {
   let home = opts.home
@@ -353,15 +366,20 @@ export async function startNode (opts: StartOptions = {}): Promise<NodeProcess> 
     init = { home, chain_id: genesis.chain_id, node_key: nodeKey.pub_key, validator_key: validatorKey.pub_key }
   }
   const node = new NodeProcess(home, init, opts, tempDir)
-  created.add(node)
-  try {
-    await node.start()
-  } catch (err) {
-    await node.cleanup()
-    created.delete(node)
-    throw err
-  }
-  return node
+  return await startRegistered(node)
+}
+
+/**
+ * Starts `bin/kith start --dev` on a new temporary home, as `npm start` does on a clone: the home
+ * gets the dev account (`dev_account.json`, 1,000,000 T) and the onboarding faucet.
+ */
+export async function startDevNode (opts: Omit<StartOptions, 'home' | 'alloc' | 'chainId'> = {}): Promise<NodeProcess> {
+  const tempDir = await mkdtemp(join(tmpdir(), 'kith-dev-'))
+  const home = join(tempDir, 'home')
+  // the keys exist once the node has initialised the home; nothing here reads them before
+  const init: InitInfo = { home, chain_id: 'kith-dev', node_key: '', validator_key: '' }
+  const node = new NodeProcess(home, init, { ...opts, args: ['--dev', ...opts.args ?? []] }, tempDir)
+  return await startRegistered(node)
 }
 
 /** Kills every node this process started and still runs, and removes their temporary homes. */

@@ -99,4 +99,18 @@ describe('kith start', () => {
       await rm(dir, { recursive: true, force: true })
     })
   })
+
+  test('kith testnet without --alloc warns that nobody can pay a fee and says how to fund a key; with one it does not', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kith-testnet-warn-'))
+    try {
+      const unfunded = await execFileP(KITH_BIN, ['testnet', '--validators', '1', '--output', join(dir, 'unfunded')], { env: childEnv({}), cwd: REPO_ROOT, timeout: 60_000 })
+      assert.match(unfunded.stderr, /warning: no --alloc, so nobody holds a token on this chain and nobody can send a transaction/)
+      assert.match(unfunded.stderr, /bin\/kith keys new --name alice, then bin\/kith testnet --validators 1 --output .*unfunded --alloc <alice's pubkey>=1000000000/)
+      assert.equal((JSON.parse(unfunded.stdout) as { nodes: unknown[] }).nodes.length, 1, 'stdout stays the JSON of the nodes')
+      const funded = await execFileP(KITH_BIN, ['testnet', '--validators', '1', '--output', join(dir, 'funded'), '--alloc', `${'ab'.repeat(32)}=1000`], { env: childEnv({}), cwd: REPO_ROOT, timeout: 60_000 })
+      assert.equal(funded.stderr, '')
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
 })

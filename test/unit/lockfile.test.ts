@@ -27,3 +27,21 @@ test('package-lock.json holds every platform\'s optional native packages', async
   }
   assert.ok(lock.packages['node_modules/@img/sharp-libvips-linuxmusl-x64'] !== undefined, 'musl builds too')
 })
+
+/** true for the simple `>=N[.x.y]` ranges with N above `major`, the form every such dependency uses */
+function excludesMajor (range: string, major: number): boolean {
+  const lower = /^>=\s*(\d+)(?:\.\d+){0,2}$/.exec(range.trim())
+  return lower !== null && Number(lower[1]) > major
+}
+
+test('the README names every installed package whose engines refuse Node 20 (the EBADENGINE warnings npm prints there)', async () => {
+  const root = new URL('../../../', import.meta.url)
+  const lock = JSON.parse(await readFile(new URL('package-lock.json', root), 'utf8')) as { packages: Record<string, { dev?: boolean, optional?: boolean, engines?: { node?: string } }> }
+  const readme = await readFile(new URL('README.md', root), 'utf8')
+  const refusing = Object.entries(lock.packages)
+    .filter(([path, entry]) => path !== '' && entry.dev !== true && entry.optional !== true && excludesMajor(entry.engines?.node ?? '', 20))
+    .map(([path]) => path.replace(/^.*node_modules\//, ''))
+  const named = /EBADENGINE[^.]*dependencies that need Node >= 22 \(([^)]*)\)/.exec(readme.replace(/\s+/g, ' '))?.[1]
+  assert.ok(named !== undefined, 'the README\'s Runtime section names the dependencies npm warns about')
+  assert.deepEqual(named.split(', ').sort(), refusing.sort())
+})

@@ -1,6 +1,6 @@
 /**
  * Envelope gossip through NetworkBridge: a node's new envelopes leave as batches, and a batch
- * from a peer is checked envelope by envelope. The libp2p host is replaced by a recording
+ * from a peer is checked envelope by envelope. Also: whom a status message makes the node ask. The libp2p host is replaced by a recording
  * NetworkPort (a test double of the network edge; real libp2p runs in test/integration).
  */
 import { describe, test } from 'node:test'
@@ -20,7 +20,13 @@ class RecordingPort implements NetworkPort {
     this.published.push({ topic, value: JSON.parse(Buffer.from(data).toString('utf8')) })
   }
 
-  async request (): Promise<Uint8Array> { throw new Error('no peers to ask') }
+  /** peers asked for something (block sync, catch-up, mailbox anti-entropy) */
+  readonly asked: string[] = []
+  async request (peerId: string): Promise<Uint8Array> {
+    this.asked.push(peerId)
+    throw new Error('no peers to ask')
+  }
+
   peers (): ReturnType<NetworkPort['peers']> { return [{ peerId: 'peer', connected: true } as ReturnType<NetworkPort['peers']>[number]] }
   setLocalHeight (): void {}
 }
@@ -70,6 +76,17 @@ describe('envelope gossip', () => {
       assert.equal(await bridge.onGossip('envelope', gossip([]), 'peer'), 'reject')
       const lone = fresh()
       assert.equal(await bridge.onGossip('envelope', gossip(lone), 'peer'), 'accept', 'a lone envelope object is still understood')
+    })
+  })
+
+  test('a status relayed for a peer this node is not connected to starts no request (it could not be dialed)', async () => {
+    await withBridge(async ({ bridge, port }) => {
+      const ahead = { height: 100, round: 0, at: T0 }
+      assert.equal(await bridge.onGossip('status', gossip({ ...ahead, peer_id: 'stranger' }), 'peer'), 'accept')
+      assert.equal(await bridge.onGossip('status', gossip({ ...ahead, peer_id: 'peer' }), 'peer'), 'accept')
+      for (let i = 0; i < 50 && !port.asked.includes('peer'); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      assert.ok(port.asked.includes('peer'), 'the connected peer that is ahead is asked for blocks')
+      assert.ok(!port.asked.includes('stranger'))
     })
   })
 })

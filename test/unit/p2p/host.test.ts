@@ -175,6 +175,15 @@ describe('P2PHost', () => {
     await assert.rejects(async () => await peerIdFromSeed(new Uint8Array(31)), (err: unknown) => err instanceof P2PError && err.code === 'P2P_BAD_KEY')
   })
 
+  test('a new local height reaches peers within a second or two, not at the next periodic announcement', async () => {
+    const a = await new TestNode().start()
+    const b = await new TestNode().start({ peers: [a.addr()] })
+    await waitFor('versions exchanged', () => a.knowsVersionOf(b) && b.knowsVersionOf(a))
+    // a chain moves on block by block, faster than announcements may go: the last height wins
+    for (const height of [1, 2, 3, 8]) a.host.setLocalHeight(height)
+    await waitFor('height 8 seen by b', () => b.host.peers().find((p) => p.peerId === a.id)?.height === 8, 3000)
+  })
+
   test('gossip reaches the other host with the relayer as `via`, versions are learned', async () => {
     const a = await new TestNode().start()
     a.host.setLocalHeight(7)
