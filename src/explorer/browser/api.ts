@@ -64,14 +64,13 @@ export type BlockEvent = Omit<WsBlockEvent, 'event' | 'committed_at'>
  * The username registry (a well-known contract), read through contract state: `addr:<pubkey>`
  * holds the username, `name:<username>` the owner's pubkey, both as UTF-8 in `value_hex`. A node
  * without contracts answers 404 to these routes: then there are no usernames, and no error.
+ * The registry's id is asked once per page life.
  */
+let registryId: Promise<string | undefined> | undefined
 export async function usernameRegistry (): Promise<string | undefined> {
-  try {
-    const known = await find<WellKnownContracts>('/api/well-known-contracts')
-    return known?.contracts?.username_registry?.contract_id
-  } catch {
-    return undefined
-  }
+  registryId ??= find<WellKnownContracts>('/api/well-known-contracts')
+    .then((known) => known?.contracts?.username_registry?.contract_id, () => { registryId = undefined; return undefined })
+  return await registryId
 }
 
 export async function registryValue (key: string): Promise<string | undefined> {
@@ -83,6 +82,17 @@ export async function registryValue (key: string): Promise<string | undefined> {
   } catch {
     return undefined
   }
+}
+
+/** Usernames by pubkey, asked once each: a table of 10 rows from 2 senders costs 2 requests, once per page life. */
+const usernames = new Map<string, Promise<string | undefined>>()
+export async function usernameOf (pub: string): Promise<string | undefined> {
+  let name = usernames.get(pub)
+  if (name === undefined) {
+    name = registryValue(`addr:${pub}`)
+    usernames.set(pub, name)
+  }
+  return await name
 }
 
 /**

@@ -5,7 +5,7 @@ import {
 } from './api.js'
 import { card, figure, fill, h, kv, link, notFound, table, tableRow, type Child, type Column } from './dom.js'
 import { CONTRACT_ID_RE, formatAmount, formatBytes, formatCount, formatTime, hexOfBase64, readable, shortId, timeAgo, utf8OfHex } from './format.js'
-import { accountLink, blockLink, contractLink, postLink, txLink, typeTag, type Cleanup, type View } from './view.js'
+import { accountLink, blockLink, contractLink, copyButton, postLink, txEnds, txLink, typeTag, type Cleanup, type View } from './view.js'
 
 const LATEST = 10
 /** how far back the home page looks for recent transactions (the event stream replays at most 1,000 blocks) */
@@ -44,14 +44,20 @@ function blockColumns (now: () => number): Array<Column<BlockEvent>> {
   ]
 }
 
-const txColumns: Array<Column<TxDetail>> = [
-  { title: 'Transaction', cell: (t) => txLink(t.id) },
-  { title: 'Type', class: 'type', cell: (t) => typeTag(t.type) },
-  { title: 'From', class: 'wide', cell: (t) => accountLink(t.from) },
-  { title: 'To', class: 'wide', cell: (t) => accountLink(t.to) },
-  { title: 'Amount', class: 'num', cell: (t) => formatAmount(t.amount_ut) },
-  { title: 'Block', class: 'num wide', cell: (t) => blockLink(t.block_index) }
-]
+/** The columns of a table of these transactions (ids shown by the end that tells them apart). */
+function txColumns (txs: readonly TxDetail[]): Array<Column<TxDetail>> {
+  const end = txEnds(txs.map((t) => t.id))
+  return [
+    { title: 'Transaction', class: 'txid', cell: (t) => txLink(t.id, end(t.id)) },
+    { title: 'Type', class: 'type', cell: (t) => typeTag(t.type) },
+    { title: 'From', class: 'wide', cell: (t) => accountLink(t.from) },
+    { title: 'To', class: 'wide', cell: (t) => accountLink(t.to) },
+    { title: 'Amount', class: 'num', cell: (t) => formatAmount(t.amount_ut) },
+    { title: 'Block', class: 'num wide', cell: (t) => blockLink(t.block_index) }
+  ]
+}
+
+const txTable = (txs: readonly TxDetail[], empty?: string): HTMLElement => table(txColumns(txs), txs, empty)
 
 async function txDetails (ids: readonly string[]): Promise<TxDetail[]> {
   const found = await Promise.all(ids.map(async (id) => await find<TxDetail>(`/api/tx/${enc(id)}`)))
@@ -93,7 +99,7 @@ export async function homePage (view: View): Promise<Cleanup> {
   const blockCols = blockColumns(view.now)
   const figureBox = h('div', {}, figures(stats, limits, contracts))
   const blocksBox = h('div', { id: 'latest-blocks' }, table(blockCols, blocks, 'No blocks yet.'))
-  const txsBox = h('div', { id: 'latest-txs' }, table(txColumns, latestTxs, 'No transactions in the last 1,000 blocks.'))
+  const txsBox = h('div', { id: 'latest-txs' }, txTable(latestTxs, 'No transactions in the last 1,000 blocks.'))
   fill(view.main,
     h('h1', {}, 'Dashboard'),
     figureBox,
@@ -116,7 +122,7 @@ export async function homePage (view: View): Promise<Cleanup> {
         if (!view.current()) return
         const known = new Set(newest.map((t) => t.id))
         latestTxs = [...newest, ...latestTxs.filter((t) => !known.has(t.id))].slice(0, LATEST)
-        fill(txsBox, table(txColumns, latestTxs))
+        fill(txsBox, txTable(latestTxs))
         txsBox.querySelectorAll('tbody tr').forEach((row, i) => { if (known.has(latestTxs[i]?.id)) row.classList.add('fresh') })
       }
     } catch {
@@ -164,6 +170,8 @@ export async function blockPage (view: View, heightText: string): Promise<Cleanu
   const txs = await txDetails(block.tx_ids.slice(0, TX_DETAILS_SHOWN))
   if (!view.current()) return undefined
   const rest = block.tx_ids.slice(TX_DETAILS_SHOWN)
+  const restShown = rest.slice(0, 500)
+  const restEnd = txEnds(restShown)
   fill(view.main,
     h('h1', {}, `Block #${formatCount(block.height)}`),
     card(undefined, kv([
@@ -171,7 +179,7 @@ export async function blockPage (view: View, heightText: string): Promise<Cleanu
       ['Hash', h('span', { class: 'mono' }, block.hash)],
       ['Time', `${formatTime(block.time)} (${timeAgo(block.time, view.now())})`],
       ['Transactions', h('span', { 'data-tx-count': String(block.tx_count) }, formatCount(block.tx_count))],
-      ['Proposer', accountLink(block.proposer, block.proposer)],
+      ['Proposer', accountLink(block.proposer, true)],
       ['Previous', block.height > 1 ? link(`/block/${block.height - 1}`, h('span', { class: 'mono' }, block.prev_hash)) : h('span', { class: 'mono' }, block.prev_hash)],
       ['State root', h('span', { class: 'mono' }, block.state_root)],
       ['Tx root', h('span', { class: 'mono' }, block.tx_root)],
@@ -180,8 +188,8 @@ export async function blockPage (view: View, heightText: string): Promise<Cleanu
     h('div', { class: 'pager' },
       block.height > 1 ? link(`/block/${block.height - 1}`, '← Previous block') : null,
       link(`/block/${block.height + 1}`, 'Next block →'))),
-    card('Transactions', table(txColumns, txs, 'This block holds no transactions.'),
-      rest.length > 0 ? h('p', {}, `and ${formatCount(rest.length)} more: `, rest.slice(0, 500).map((id, i) => [i > 0 ? ', ' : '', txLink(id)])) : null))
+    card('Transactions', txTable(txs, 'This block holds no transactions.'),
+      rest.length > 0 ? h('p', {}, `and ${formatCount(rest.length)} more: `, restShown.map((id, i) => [i > 0 ? ', ' : '', txLink(id, restEnd(id))])) : null))
   return undefined
 }
 
@@ -246,13 +254,13 @@ export async function txPage (view: View, id: string): Promise<Cleanup> {
   fill(view.main,
     h('h1', {}, 'Transaction'),
     card(undefined, kv([
-      ['Id', h('span', { class: 'mono' }, tx.id)],
+      ['Id', [h('span', { class: 'mono' }, tx.id), ' ', copyButton(tx.id)]],
       ['Type', typeTag(tx.type)],
       ['Status', tx.block_index !== undefined ? 'confirmed' : (tx.status ?? 'pending')],
       ['Block', tx.block_index !== undefined ? [blockLink(tx.block_index), tx.block_time !== undefined ? ` · ${formatTime(tx.block_time)}` : ''] : undefined],
       ['Time', formatTime(tx.time)],
-      ['From', [accountLink(tx.from, tx.from), tx.from_addr !== undefined ? h('div', { class: 'muted mono' }, tx.from_addr) : null]],
-      ['To', tx.to !== undefined ? [accountLink(tx.to, tx.to), tx.to_addr !== undefined ? h('div', { class: 'muted mono' }, tx.to_addr) : null] : undefined],
+      ['From', [accountLink(tx.from, true), tx.from_addr !== undefined ? h('div', { class: 'muted mono' }, tx.from_addr) : null]],
+      ['To', tx.to !== undefined ? [accountLink(tx.to, true), tx.to_addr !== undefined ? h('div', { class: 'muted mono' }, tx.to_addr) : null] : undefined],
       ['Amount', h('span', { 'data-amount-ut': String(tx.amount_ut) }, formatAmount(tx.amount_ut))],
       ['Fee', formatAmount(tx.fee_ut)],
       ['Gas used', tx.gas_used !== undefined && tx.type !== 'CALL_CONTRACT' ? formatCount(tx.gas_used) : undefined],
@@ -287,8 +295,9 @@ export async function addressPage (view: View, account: string, pageText = '1'):
   const rows = summary.transactions.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE)
   const older = summary.tx_count > page * PAGE_SIZE && page * PAGE_SIZE < HISTORY_MAX
   const mine = summary.pub_key
+  const end = txEnds(rows.map((t) => t.id))
   const columns: Array<Column<typeof rows[number]>> = [
-    { title: 'Transaction', cell: (t) => txLink(t.id) },
+    { title: 'Transaction', class: 'txid', cell: (t) => txLink(t.id, end(t.id)) },
     { title: 'Type', class: 'type', cell: (t) => typeTag(t.type) },
     { title: 'Counterparty', class: 'wide', cell: (t) => (t.from === mine ? ['→ ', accountLink(t.to)] : ['← ', accountLink(t.from)]) },
     { title: 'Amount', class: 'num', cell: (t) => `${t.from === mine && t.amount_ut > 0 ? '−' : ''}${formatAmount(t.amount_ut)}` },
