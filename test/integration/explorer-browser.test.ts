@@ -10,7 +10,8 @@
  * both widths go to test-output/explorer/ for review. Also: SVC_DISABLE_EXPLORER=true leaves `/`
  * a 404, and fully private mode needs the token, the page opened with `?token=` carrying it on.
  * Issue 30: ids in tables told apart by their end (whole on hover and copy), type badges never
- * cut, `@username` instead of hex, a tall photo kept to the screen with its likes in view.
+ * cut, `@username` instead of hex, a tall photo kept to the screen with its likes in view, and
+ * the home page of a 1,000+ block chain on a throttled link (200 ms, 50 KB/s).
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -19,7 +20,7 @@ import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import sharp from 'sharp'
 import { USERNAME_FEE_UT, USERNAME_REGISTRY_ID } from '../../src/contracts/wellknown.js'
-import { contractIdFor } from '../../src/chain/index.js'
+import { contractIdFor, type Transaction } from '../../src/chain/index.js'
 import { buildTx, callContract, createPostTx, deployContract, newAccount, postActionTx, publishRequest, transfer, type Account, type PublishResponse } from '../../src/client/index.js'
 import { REPO_ROOT, http, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 import { CHROMIUM, offlineContext } from '../helpers/offline-browser.js'
@@ -94,6 +95,26 @@ async function assertBadgesWhole (page: Page, scope: string, what: string): Prom
   return badges.map((b) => b.attrs.type)
 }
 
+/**
+ * A chain longer than the event stream's 1,000-block replay, built fast (10 ms blocks) and then
+ * served at a normal pace (1 s blocks): two old transfers near the start of the last 1,000
+ * blocks, two new ones in the newest blocks.
+ */
+async function buildLongChain (to: string): Promise<{ slow: NodeProcess, old: Transaction[], recent: Transaction[], oldHeight: number }> {
+  const carol = newAccount()
+  const height = async (n: NodeProcess): Promise<number> => (await n.client.netstats()).height
+  const fast = await startNode({ alloc: [{ pub: carol.pub, amountUt: 10_000_000 }], blockIntervalMs: 10 })
+  await waitFor(async () => (await height(fast)) >= 100, 30_000, { message: 'height 100' })
+  const old = [transfer(carol, to, 1000, { memo: 'old one' }), transfer(carol, to, 2000, { memo: 'old two' })]
+  await submitAll(fast, old)
+  const oldHeight = (await fast.client.getTx(old[0].id)).block_index as number
+  await waitFor(async () => (await height(fast)) >= oldHeight + 960, 120_000, { message: 'a chain past 1,000 blocks' })
+  const recent = [transfer(carol, to, 3000, { memo: 'new one' }), transfer(carol, to, 4000, { memo: 'new two' })]
+  await submitAll(fast, recent)
+  await fast.stop()
+  return { slow: await startNode({ home: fast.home, blockIntervalMs: 1000 }), old, recent, oldHeight }
+}
+
 async function submitAll (node: NodeProcess, txs: Array<ReturnType<typeof transfer>>): Promise<void> {
   for (const tx of txs) await node.client.submit(tx)
   for (const tx of txs) await node.client.waitForConfirmation(tx.id, { timeoutMs: 20_000 })
@@ -116,6 +137,8 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
   const refused: string[] = []
   const x25519 = '5a'.repeat(32)
   const phoneKey = '6b'.repeat(32)
+  // built while the other tests run: a thousand blocks take 15-40 s on a shared machine
+  let longChain: ReturnType<typeof buildLongChain>
 
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `this test drives Debian's chromium at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`)
@@ -128,6 +151,9 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       startNode({ env: { SVC_API_TOKEN: TOKEN, SVC_API_PRIVATE: 'true' }, token: TOKEN }),
       chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] })
     ])
+    longChain = buildLongChain(bob.pub)
+    // awaited by its test; a failure is reported there, not as an unhandled rejection
+    longChain.catch(() => {})
     const pay = transfer(alice, bob.pub, 2_500_000, { memo: 'for the boat' })
     transferId = pay.id
     const deploy = deployContract(alice, readFileSync(join(REPO_ROOT, 'contracts', 'build', 'counter.wasm')), 'counter', { version: '1.0.0' })
@@ -378,6 +404,49 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     await page.locator(`#latest-txs a[href="#/tx/${pay.id}"]`).waitFor({ timeout: 10_000 })
     assert.equal(await page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere), true, 'the page was not reloaded')
     await context.close()
+    assert.deepEqual(refused, [])
+  })
+
+  test('on a slow link (200 ms, 50 KB/s) the home page of a 1,000+ block chain lists the newest transactions first, the latest blocks without a gap, and never claims there are none', async () => {
+    const { slow, old, recent, oldHeight } = await longChain
+    try {
+      const head = (await slow.client.netstats()).height
+      assert.ok(head > 1000 && head - oldHeight < 1000, `head ${head}, the old transfers at ${oldHeight}: inside the replayed 1,000 blocks`)
+      const context = await offlineContext(browser, refused, WIDTHS[0])
+      const page = await context.newPage()
+      const cdp = await context.newCDPSession(page)
+      await cdp.send('Network.enable')
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 200, downloadThroughput: 50_000, uploadThroughput: 50_000 })
+      // every text the transactions box ever shows is kept: "no transactions" must never be among them
+      await page.addInitScript(() => {
+        const said: string[] = []
+        ;(window as unknown as { txBoxSaid: string[] }).txBoxSaid = said
+        new MutationObserver(() => {
+          const text = document.getElementById('latest-txs')?.innerText ?? ''
+          if (said.at(-1) !== text) said.push(text)
+        }).observe(document, { childList: true, subtree: true, characterData: true })
+      })
+      const started = Date.now()
+      await page.goto(`${slow.url}/#/`)
+      const rowIds = async (): Promise<string[]> => (await txIdCells(page, '#latest-txs')).map((c) => c.id)
+      await waitFor(async () => (await rowIds()).length === 4, 45_000, { message: 'all four transfers listed' })
+      const ids = await rowIds()
+      assert.deepEqual(new Set(ids.slice(0, 2)), new Set(recent.map((t) => t.id)), `the newest first: ${ids.join(', ')}`)
+      assert.deepEqual(new Set(ids.slice(2)), new Set(old.map((t) => t.id)), 'then the old ones')
+      const said = await page.evaluate(() => (window as unknown as { txBoxSaid: string[] }).txBoxSaid)
+      assert.ok(!said.some((text) => /No transactions/i.test(text)), `never "no transactions": ${said.join(' | ')}`)
+      // read newest first: the first listing drawn holds a new transfer (0.003 T, 0.004 T), not only old ones
+      assert.match(said.find((text) => /0\.00\d T/.test(text)) ?? '', /0\.00[34] T/, 'the newest transfers are drawn first')
+      const heights = (await page.locator('#latest-blocks tbody tr').allInnerTexts()).map((row) => Number(/#(\d+)/.exec(row)?.[1]))
+      assert.equal(heights.length, 10)
+      assert.ok(heights[0] >= head, `the head (${head}) on top: ${heights.join(', ')}`)
+      heights.forEach((h, i) => { if (i > 0) assert.equal(h, heights[i - 1] - 1, `no gap: ${heights.join(', ')}`) })
+      await shoot(page, 'home-throttled', 'phone')
+      console.log(`throttled home: all four transfers after ${Date.now() - started} ms`)
+      await context.close()
+    } finally {
+      await slow.stop()
+    }
     assert.deepEqual(refused, [])
   })
 
