@@ -40,6 +40,8 @@ h2 { font-size: 17px; margin: 0 0 10px; }
 .muted { color: var(--muted); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 12px; padding: 14px 16px; margin-bottom: 16px; min-width: 0; }
 .grid2 { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; }
+/* the home page's transactions have six columns to the blocks' five narrow ones */
+.grid2.more-right { grid-template-columns: minmax(0, 2fr) minmax(0, 3fr); }
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px; margin-bottom: 16px; }
 .figure { background: var(--card); border: 1px solid var(--line); border-radius: 12px; padding: 10px 12px; min-width: 0; }
 .figure .label { font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--muted); }
@@ -56,7 +58,7 @@ dl.kv dt { color: var(--muted); }
 dl.kv dd { margin: 0; min-width: 0; overflow-wrap: anywhere; word-break: break-word; }
 pre { margin: 0; padding: 10px; background: var(--bg); border-radius: 8px; white-space: pre-wrap; overflow-wrap: anywhere; font-family: var(--mono); font-size: 13px; }
 .tag { display: inline-block; padding: 1px 8px; border-radius: 999px; background: var(--accent-soft); color: var(--accent); font-size: 12px; font-weight: 600; }
-th.type { width: 10.5em; }
+th.type { width: 13em; }
 /* a type badge is never cut: it breaks after an underscore (<wbr>) when its column is narrow */
 td.type { white-space: normal; overflow: visible; text-overflow: clip; }
 td .tag { overflow-wrap: normal; vertical-align: middle; line-height: 1.3; }
@@ -93,7 +95,7 @@ th.amount { width: 9em; }
 .tags { display: flex; flex-wrap: wrap; gap: 6px; }
 .foot { max-width: 1200px; margin: 0 auto; padding: 8px 16px 24px; color: var(--muted); font-size: 13px; }
 @media (max-width: 640px) {
-  .grid2 { grid-template-columns: minmax(0, 1fr); }
+  .grid2, .grid2.more-right { grid-template-columns: minmax(0, 1fr); }
   .wide { display: none; }
   main { padding: 12px; }
   .card { padding: 12px; }

@@ -1,6 +1,6 @@
 /** The chain's pages: home (figures, latest blocks and transactions, live), a block, a transaction, an address, validators and peers. */
 import {
-  enc, find, getJson, replayBlocks, type AddressSummary, type Block, type BlockEvent, type ContractInfo, type ContractList, type Identity, type Limits,
+  enc, find, getJson, replayBlocks, usernameOf, type AddressSummary, type Block, type BlockEvent, type ContractInfo, type ContractList, type Identity, type Limits,
   type NetStats, type NodeVersion, type Peers, type TxDetail, type Validators
 } from './api.js'
 import { card, figure, fill, h, kv, link, notFound, table, type Child, type Column } from './dom.js'
@@ -192,7 +192,7 @@ export async function homePage (view: View): Promise<Cleanup> {
     fill(view.main,
       h('h1', {}, 'Dashboard'),
       figureBox,
-      h('div', { class: 'grid2' }, card('Latest blocks', blocksBox), card('Latest transactions', txsBox)))
+      h('div', { class: 'grid2 more-right' }, card('Latest blocks', blocksBox), card('Latest transactions', txsBox)))
     drawTxs()
     if (pendingTxBlocks.length > 0) schedule()
     const windows = replayWindows(stats.height, REPLAY_BLOCKS)
@@ -395,6 +395,8 @@ export async function addressPage (view: View, account: string, pageText = '1'):
     fill(view.main, notFound(`${account} is neither an Ed25519 pubkey nor a kith address.`))
     return undefined
   }
+  const username = await usernameOf(summary.pub_key)
+  if (!view.current()) return undefined
   const rows = summary.transactions.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE)
   const older = summary.tx_count > page * PAGE_SIZE && page * PAGE_SIZE < HISTORY_MAX
   const mine = summary.pub_key
@@ -412,6 +414,7 @@ export async function addressPage (view: View, account: string, pageText = '1'):
     card(undefined, kv([
       ['Address', h('span', { class: 'mono' }, summary.address)],
       ['Pubkey', h('span', { class: 'mono' }, summary.pub_key)],
+      ['Username', username !== undefined ? h('span', { id: 'username' }, `@${username}`) : undefined],
       ['Balance', h('span', { id: 'balance', 'data-balance-ut': String(summary.balance_ut) }, formatAmount(summary.balance_ut))],
       ['Transactions', formatCount(summary.tx_count)],
       ['Identity', identity !== undefined ? link(`/identity/${mine}`, identity.nickname !== '' ? identity.nickname : 'registered identity') : h('span', { class: 'muted' }, 'none registered')]
