@@ -40,6 +40,8 @@ h2 { font-size: 17px; margin: 0 0 10px; }
 .muted { color: var(--muted); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 12px; padding: 14px 16px; margin-bottom: 16px; min-width: 0; }
 .grid2 { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; }
+/* the home page's transactions have six columns to the blocks' five narrow ones */
+.grid2.more-right { grid-template-columns: minmax(0, 2fr) minmax(0, 3fr); }
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px; margin-bottom: 16px; }
 .figure { background: var(--card); border: 1px solid var(--line); border-radius: 12px; padding: 10px 12px; min-width: 0; }
 .figure .label { font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--muted); }
@@ -56,8 +58,22 @@ dl.kv dt { color: var(--muted); }
 dl.kv dd { margin: 0; min-width: 0; overflow-wrap: anywhere; word-break: break-word; }
 pre { margin: 0; padding: 10px; background: var(--bg); border-radius: 8px; white-space: pre-wrap; overflow-wrap: anywhere; font-family: var(--mono); font-size: 13px; }
 .tag { display: inline-block; padding: 1px 8px; border-radius: 999px; background: var(--accent-soft); color: var(--accent); font-size: 12px; font-weight: 600; }
-th.type { width: 10.5em; }
-td .tag { max-width: 100%; overflow: hidden; text-overflow: ellipsis; vertical-align: middle; }
+th.type { width: 13em; }
+/* a type badge is never cut: it breaks after an underscore (<wbr>) when its column is narrow */
+td.type { white-space: normal; overflow: visible; text-overflow: clip; }
+td .tag { overflow-wrap: normal; vertical-align: middle; line-height: 1.3; }
+/* a table shows the end of an id (what tells ids apart), the copy button gives the whole */
+th.txid { width: 10em; }
+.id { display: inline-flex; align-items: center; gap: 4px; max-width: 100%; }
+.id a { min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+/* two overlapping squares drawn in CSS: no icon font, no glyph a system may lack */
+button.copy { flex: none; position: relative; width: 16px; height: 16px; padding: 0; border: 0; background: none; color: var(--muted); cursor: pointer; }
+button.copy::before, button.copy::after { content: ""; position: absolute; width: 8px; height: 9px; border: 1.5px solid currentColor; border-radius: 2px; background: var(--card); }
+button.copy::before { left: 2px; top: 2px; }
+button.copy::after { left: 5px; top: 5px; }
+button.copy:hover { color: var(--accent); }
+button.copy.copied { color: var(--ok); }
+.username { font-weight: 600; }
 .tag.bad { background: #fde8e7; color: var(--bad); }
 .tag.ok { background: #e6f4ea; color: var(--ok); }
 td.wrap { white-space: normal; overflow-wrap: anywhere; }
@@ -73,11 +89,13 @@ th.amount { width: 9em; }
 .post .text { white-space: pre-wrap; margin: 4px 0; }
 .post .meta { font-size: 13px; color: var(--muted); }
 .content { white-space: pre-wrap; font-size: 17px; margin: 0 0 12px; }
-.attachment { display: block; max-width: 100%; height: auto; border-radius: 10px; border: 1px solid var(--line); }
+/* sized to the screen, whatever the photo: the likes under it stay in the first screen */
+.attachment { display: block; max-width: 100%; max-height: 55vh; width: auto; height: auto; object-fit: contain; border-radius: 10px; border: 1px solid var(--line); }
+.post-stats { margin: 8px 0; color: var(--muted); }
 .tags { display: flex; flex-wrap: wrap; gap: 6px; }
 .foot { max-width: 1200px; margin: 0 auto; padding: 8px 16px 24px; color: var(--muted); font-size: 13px; }
 @media (max-width: 640px) {
-  .grid2 { grid-template-columns: minmax(0, 1fr); }
+  .grid2, .grid2.more-right { grid-template-columns: minmax(0, 1fr); }
   .wide { display: none; }
   main { padding: 12px; }
   .card { padding: 12px; }
@@ -87,6 +105,8 @@ th.amount { width: 9em; }
   .live { margin-left: 0; }
   th.type { width: 8.6em; }
   th.logtx { width: 8.5em; }
+  th.txid { width: 9.5em; }
+  .attachment { max-height: 45vh; }
   th.logblock { width: 4.5em; }
   th.short { width: 5.6em; }
   th.amount { width: 6.5em; }

@@ -9,6 +9,9 @@
  * up its state, its calls' pages show the outcome. Screenshots of every page at
  * both widths go to test-output/explorer/ for review. Also: SVC_DISABLE_EXPLORER=true leaves `/`
  * a 404, and fully private mode needs the token, the page opened with `?token=` carrying it on.
+ * Issue 30: ids in tables told apart by their end (whole on hover and copy), type badges never
+ * cut, `@username` instead of hex, a tall photo kept to the screen with its likes in view, and
+ * the home page of a 1,000+ block chain on throttled links (200 ms; 50 and 60 KB/s).
  */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -17,7 +20,7 @@ import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import sharp from 'sharp'
 import { USERNAME_FEE_UT, USERNAME_REGISTRY_ID } from '../../src/contracts/wellknown.js'
-import { contractIdFor } from '../../src/chain/index.js'
+import { contractIdFor, type Transaction } from '../../src/chain/index.js'
 import { buildTx, callContract, createPostTx, deployContract, newAccount, postActionTx, publishRequest, transfer, type Account, type PublishResponse } from '../../src/client/index.js'
 import { REPO_ROOT, http, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 import { CHROMIUM, offlineContext } from '../helpers/offline-browser.js'
@@ -53,6 +56,65 @@ async function shoot (page: Page, name: string, width: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true })
 }
 
+/**
+ * Elements as a person reads them: the text shown, their attributes, and whether the element or
+ * its table cell cuts the text. Text cut by an ellipsis is laid out whole: its range is wider
+ * than the box that clips it (by a pixel, too).
+ */
+async function shownElements (page: Page, selector: string): Promise<Array<{ text: string, attrs: Record<string, string>, cut: boolean }>> {
+  return await page.locator(selector).evaluateAll((elements) => elements.map((el) => {
+    const cut = (box: Element): boolean => {
+      const range = document.createRange()
+      range.selectNodeContents(box)
+      return range.getBoundingClientRect().width > box.getBoundingClientRect().width + 0.5 || box.scrollWidth > box.clientWidth
+    }
+    const titled = el.hasAttribute('title') ? el : el.querySelector('[title]')
+    return {
+      text: (el as HTMLElement).innerText,
+      attrs: { href: el.getAttribute('href') ?? '', title: titled?.getAttribute('title') ?? '', type: el.getAttribute('data-type') ?? '' },
+      cut: cut(el) || cut(el.closest('td') ?? el)
+    }
+  }))
+}
+
+/** The transaction links of a table: the id linked to, the part shown, the title, whether cut. */
+async function txIdCells (page: Page, scope: string): Promise<Array<{ id: string, shown: string, title: string, cut: boolean }>> {
+  return (await shownElements(page, `${scope} tbody a[href^="#/tx/"]`)).map((link) => ({
+    id: decodeURIComponent(link.attrs.href.slice('#/tx/'.length)), shown: link.text, title: link.attrs.title, cut: link.cut
+  }))
+}
+
+/** Type badges under `scope` must read in full: the whole type, not cut by their cell. */
+async function assertBadgesWhole (page: Page, scope: string, what: string): Promise<string[]> {
+  const badges = await shownElements(page, `${scope} .tag[data-type]`)
+  assert.ok(badges.length > 0, `${what}: type badges shown`)
+  for (const badge of badges) {
+    assert.equal(badge.text.replace(/\s/g, ''), badge.attrs.type, `${what}: the badge reads ${badge.attrs.type} in full`)
+    assert.equal(badge.cut, false, `${what}: the ${badge.attrs.type} badge is not cut`)
+  }
+  return badges.map((b) => b.attrs.type)
+}
+
+/**
+ * A chain longer than the event stream's 1,000-block replay, built fast (10 ms blocks) and then
+ * served at a normal pace (1 s blocks): two old transfers near the start of the last 1,000
+ * blocks, two new ones in the newest blocks.
+ */
+async function buildLongChain (to: string): Promise<{ slow: NodeProcess, old: Transaction[], recent: Transaction[], oldHeight: number }> {
+  const carol = newAccount()
+  const height = async (n: NodeProcess): Promise<number> => (await n.client.netstats()).height
+  const fast = await startNode({ alloc: [{ pub: carol.pub, amountUt: 10_000_000 }], blockIntervalMs: 10 })
+  await waitFor(async () => (await height(fast)) >= 100, 30_000, { message: 'height 100' })
+  const old = [transfer(carol, to, 1000, { memo: 'old one' }), transfer(carol, to, 2000, { memo: 'old two' })]
+  await submitAll(fast, old)
+  const oldHeight = (await fast.client.getTx(old[0].id)).block_index as number
+  await waitFor(async () => (await height(fast)) >= oldHeight + 960, 120_000, { message: 'a chain past 1,000 blocks' })
+  const recent = [transfer(carol, to, 3000, { memo: 'new one' }), transfer(carol, to, 4000, { memo: 'new two' })]
+  await submitAll(fast, recent)
+  await fast.stop()
+  return { slow: await startNode({ home: fast.home, blockIntervalMs: 1000 }), old, recent, oldHeight }
+}
+
 async function submitAll (node: NodeProcess, txs: Array<ReturnType<typeof transfer>>): Promise<void> {
   for (const tx of txs) await node.client.submit(tx)
   for (const tx of txs) await node.client.waitForConfirmation(tx.id, { timeoutMs: 20_000 })
@@ -75,6 +137,8 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
   const refused: string[] = []
   const x25519 = '5a'.repeat(32)
   const phoneKey = '6b'.repeat(32)
+  // built while the other tests run: a thousand blocks take 15-40 s on a shared machine
+  let longChain: ReturnType<typeof buildLongChain>
 
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `this test drives Debian's chromium at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`)
@@ -87,6 +151,9 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       startNode({ env: { SVC_API_TOKEN: TOKEN, SVC_API_PRIVATE: 'true' }, token: TOKEN }),
       chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] })
     ])
+    longChain = buildLongChain(bob.pub)
+    // awaited by its test; a failure is reported there, not as an unhandled rejection
+    longChain.catch(() => {})
     const pay = transfer(alice, bob.pub, 2_500_000, { memo: 'for the boat' })
     transferId = pay.id
     const deploy = deployContract(alice, readFileSync(join(REPO_ROOT, 'contracts', 'build', 'counter.wasm')), 'counter', { version: '1.0.0' })
@@ -100,7 +167,8 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       pay
     ])
     transferHeight = (await node.client.getTx(transferId)).block_index as number
-    const photo = await sharp({ create: { width: 320, height: 200, channels: 3, background: { r: 230, g: 120, b: 40 } } }).png().toBuffer()
+    // a tall phone photo: shown at its size it fills more than a screen
+    const photo = await sharp({ create: { width: 900, height: 1400, channels: 3, background: { r: 230, g: 120, b: 40 } } }).png().toBuffer()
     const publish = await http(node.url, 'POST', '/feed/publish', { body: publishRequest(alice, { content: POST_TEXT, attachment: photo, attachmentMime: 'image/png' }) })
     assert.equal(publish.status, 200, publish.text)
     const published = publish.json as PublishResponse
@@ -141,13 +209,21 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
   for (const size of WIDTHS) {
     test(`every page at ${size.width} px shows its figures, with nothing fetched from outside`, async () => {
       const context = await offlineContext(browser, refused, size)
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'])
       const page = await context.newPage()
       const errors: string[] = []
       page.on('pageerror', (err) => errors.push(String(err)))
+      // usernames are asked once per key per page life, not once per row
+      const usernameAsks = new Map<string, number>()
+      page.on('load', () => usernameAsks.clear())
+      page.on('request', (req) => {
+        const key = /\/state\/addr(?:%3A|:)([0-9a-f]{64})/i.exec(req.url())?.[1]
+        if (key !== undefined) usernameAsks.set(key, (usernameAsks.get(key) ?? 0) + 1)
+      })
       const base = `${node.url}/`
 
       await open(page, base, '/', 'home')
-      await page.locator('#latest-txs tbody tr').first().waitFor()
+      await page.locator('#latest-txs tbody tr').nth(9).waitFor()
       const height = Number((await page.locator('[data-figure="Height"]').innerText()).replace(/,/g, ''))
       assert.ok(height >= transferHeight, `height ${height} shown`)
       assert.equal(await page.locator('[data-figure="Supply"]').innerText(), '100 T', 'the genesis allocation, no block rewards')
@@ -158,6 +234,27 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       assert.equal(await page.locator('[data-figure="Mailbox envelopes"]').innerText(), '0')
       assert.ok(await page.locator(`#latest-txs a[href="#/tx/${transferId}"]`).count() === 1 || await page.locator('#latest-txs tbody tr').count() === 10, 'the transfer is among the latest transactions')
       assert.ok(await page.locator('#latest-blocks tbody tr').count() >= 1)
+      // ids: the end, which differs from row to row, shown whole (not cut); the full id on hover
+      const ids = await txIdCells(page, '#latest-txs')
+      assert.equal(ids.length, 10)
+      assert.equal(new Set(ids.map((c) => c.shown)).size, ids.length, `each row's id reads differently: ${ids.map((c) => c.shown).join(', ')}`)
+      for (const cell of ids) {
+        assert.ok(cell.id.endsWith(cell.shown.replace(/^…/, '')), `${cell.shown} is the end of ${cell.id}`)
+        assert.equal(cell.title, cell.id, 'the full id on hover')
+        assert.equal(cell.cut, false, `${cell.shown} is not cut by its column`)
+      }
+      // and the full id on copy
+      await page.locator('#latest-txs tbody tr').first().getByRole('button', { name: /copy/i }).click({ timeout: 5000 })
+      assert.equal(await page.evaluate(async () => await navigator.clipboard.readText()), ids[0].id, 'the copy button copies the full id')
+      const types = await assertBadgesWhole(page, '#latest-txs', 'home')
+      assert.ok(types.includes('DEPLOY_CONTRACT') && types.includes('CALL_CONTRACT'), 'the longest types are among them')
+      if (size.width >= 640) {
+        // From is a wide column (hidden on a phone): alice by her username
+        await page.waitForFunction((pub) => {
+          const links = Array.from(document.querySelectorAll(`#latest-txs a[href="#/address/${pub}"]`))
+          return links.length > 0 && links.every((a) => (a as HTMLElement).innerText === '@alice_ex')
+        }, alice.pub, { timeout: 5000 })
+      }
       await assertNoSidewaysScroll(page, 'home')
       await shoot(page, 'home', size.name)
 
@@ -177,12 +274,16 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       assert.match(tx, /for the boat/)
       assert.match(await page.locator('#payload').innerText(), /"memo": "for the boat"/)
       assert.match(tx, /confirmed/)
+      await page.waitForFunction(() => document.querySelector('[data-field="From"]')?.textContent?.includes('@alice_ex'), undefined, { timeout: 5000 })
+      assert.ok((await page.locator('[data-field="From"]').innerText()).includes(alice.pub), 'the key stays readable under the name')
       await assertNoSidewaysScroll(page, 'transaction')
       await shoot(page, 'tx', size.name)
 
       await open(page, base, `/address/${bob.pub}`, 'address')
       assert.equal(await page.locator('#balance').innerText(), '2.5 T')
       assert.equal(await page.locator(`#main tbody a[href="#/tx/${transferId}"]`).count(), 1)
+      await page.waitForFunction(() => document.querySelector('#main tbody a[href^="#/address/"]')?.textContent === '@alice_ex', undefined, { timeout: 5000 })
+      await assertBadgesWhole(page, '#main', 'address')
       await assertNoSidewaysScroll(page, 'address')
       await shoot(page, 'address', size.name)
 
@@ -202,6 +303,19 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       assert.equal(await page.locator('#likes').innerText(), '1')
       await page.waitForFunction(() => { const img = document.getElementById('attachment') as HTMLImageElement | null; return img !== null && img.complete && img.naturalWidth > 0 }, undefined, { timeout: 10_000 })
       assert.match(await mainText(page), /#kithtest/)
+      // the tall photo is kept to the screen, its likes in the first screen
+      const fit = await page.evaluate(() => {
+        const img = (document.getElementById('attachment') as HTMLElement).getBoundingClientRect()
+        const likes = (document.getElementById('likes') as HTMLElement).getBoundingClientRect()
+        return { imgHeight: img.height, imgWidth: img.width, likesBottom: likes.bottom, screen: window.innerHeight, scrolled: window.scrollY }
+      })
+      assert.equal(fit.scrolled, 0)
+      assert.ok(fit.imgHeight <= fit.screen * 0.6, `the photo is ${fit.imgHeight} px high in a ${fit.screen} px screen`)
+      assert.ok(Math.abs(fit.imgWidth / fit.imgHeight - 900 / 1400) < 0.02, 'not stretched')
+      assert.ok(fit.likesBottom <= fit.screen, `the likes (bottom at ${fit.likesBottom} px) are in the first ${fit.screen} px`)
+      // the author by her username, in the byline and in the stats
+      await page.waitForFunction((pub) => (document.querySelector(`#main .meta a[href="#/address/${pub}"]`) as HTMLElement | null)?.innerText === '@alice_ex' &&
+        (document.querySelector('[data-field="Author"]') as HTMLElement | null)?.innerText.startsWith('@alice_ex'), alice.pub, { timeout: 5000 })
       await assertNoSidewaysScroll(page, 'post')
       await shoot(page, 'post', size.name)
 
@@ -270,6 +384,7 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       await shoot(page, 'tx-deploy', size.name)
 
       assert.deepEqual(errors, [], 'no script errors')
+      for (const [key, asks] of usernameAsks) assert.equal(asks, 1, `the username of ${key} asked ${asks} times in one page life`)
       await context.close()
       assert.deepEqual(refused, [], 'the page needs nothing from outside this node')
     })
@@ -292,6 +407,54 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     assert.deepEqual(refused, [])
   })
 
+  test('on slow links (200 ms; 50 and 60 KB/s) the home page of a 1,000+ block chain lists the newest transactions first, the latest blocks without a gap, and never claims there are none', async () => {
+    const { slow, old, recent, oldHeight } = await longChain
+    const head = (await slow.client.netstats()).height
+    assert.ok(head > 1000 && head - oldHeight < 1000, `head ${head}, the old transfers at ${oldHeight}: inside the replayed 1,000 blocks`)
+    // the issue's two speeds: at 50 KB/s the page said "no transactions", at 60 KB/s it listed only the oldest
+    const openSlowly = async (bytesPerSecond: number): Promise<void> => {
+      const context = await offlineContext(browser, refused, WIDTHS[0])
+      const page = await context.newPage()
+      const cdp = await context.newCDPSession(page)
+      await cdp.send('Network.enable')
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 200, downloadThroughput: bytesPerSecond, uploadThroughput: bytesPerSecond })
+      // every text the transactions box ever shows is kept: "no transactions" must never be among them
+      await page.addInitScript(() => {
+        const said: string[] = []
+        ;(window as unknown as { txBoxSaid: string[] }).txBoxSaid = said
+        new MutationObserver(() => {
+          const text = document.getElementById('latest-txs')?.innerText ?? ''
+          if (said.at(-1) !== text) said.push(text)
+        }).observe(document, { childList: true, subtree: true, characterData: true })
+      })
+      const speed = `${bytesPerSecond / 1000} KB/s`
+      const started = Date.now()
+      await page.goto(`${slow.url}/#/`)
+      const rowIds = async (): Promise<string[]> => (await txIdCells(page, '#latest-txs')).map((c) => c.id)
+      await waitFor(async () => (await rowIds()).length === 4, 45_000, { message: `${speed}: all four transfers listed` })
+      const ids = await rowIds()
+      assert.deepEqual(new Set(ids.slice(0, 2)), new Set(recent.map((t) => t.id)), `${speed}: the newest first: ${ids.join(', ')}`)
+      assert.deepEqual(new Set(ids.slice(2)), new Set(old.map((t) => t.id)), `${speed}: then the old ones`)
+      const said = await page.evaluate(() => (window as unknown as { txBoxSaid: string[] }).txBoxSaid)
+      assert.ok(!said.some((text) => /No transactions/i.test(text)), `${speed}: never "no transactions": ${said.join(' | ')}`)
+      // read newest first: the first listing drawn holds a new transfer (0.003 T, 0.004 T), not only old ones
+      assert.match(said.find((text) => /0\.00\d T/.test(text)) ?? '', /0\.00[34] T/, `${speed}: the newest transfers are drawn first`)
+      const heights = (await page.locator('#latest-blocks tbody tr').allInnerTexts()).map((row) => Number(/#(\d+)/.exec(row)?.[1]))
+      assert.equal(heights.length, 10)
+      assert.ok(heights[0] >= head, `${speed}: the head (${head}) on top: ${heights.join(', ')}`)
+      heights.forEach((h, i) => { if (i > 0) assert.equal(h, heights[i - 1] - 1, `${speed}: no gap: ${heights.join(', ')}`) })
+      await shoot(page, `home-throttled-${bytesPerSecond / 1000}kBps`, 'phone')
+      console.log(`throttled home at ${speed}: all four transfers after ${Date.now() - started} ms`)
+      await context.close()
+    }
+    try {
+      await Promise.all([openSlowly(50_000), openSlowly(60_000)])
+    } finally {
+      await slow.stop()
+    }
+    assert.deepEqual(refused, [])
+  })
+
   test('the search box finds a transaction id, an address, a pubkey, a block height, a contract id and a username, and says "not found"', async () => {
     const context = await offlineContext(browser, refused, WIDTHS[0])
     const page = await context.newPage()
@@ -309,6 +472,7 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     assert.ok((await mainText(page)).includes(bob.pub))
     await search(alice.pub, 'address')
     assert.ok((await mainText(page)).includes(alice.address))
+    assert.equal(await page.locator('#username').innerText(), '@alice_ex', 'an address names its username')
     await search(String(transferHeight), 'block')
     assert.match(await page.locator('h1').innerText(), new RegExp(`#${transferHeight}$`))
     await search(postId, 'post')

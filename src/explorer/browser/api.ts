@@ -64,14 +64,13 @@ export type BlockEvent = Omit<WsBlockEvent, 'event' | 'committed_at'>
  * The username registry (a well-known contract), read through contract state: `addr:<pubkey>`
  * holds the username, `name:<username>` the owner's pubkey, both as UTF-8 in `value_hex`. A node
  * without contracts answers 404 to these routes: then there are no usernames, and no error.
+ * The registry's id is asked once per page life.
  */
+let registryId: Promise<string | undefined> | undefined
 export async function usernameRegistry (): Promise<string | undefined> {
-  try {
-    const known = await find<WellKnownContracts>('/api/well-known-contracts')
-    return known?.contracts?.username_registry?.contract_id
-  } catch {
-    return undefined
-  }
+  registryId ??= find<WellKnownContracts>('/api/well-known-contracts')
+    .then((known) => known?.contracts?.username_registry?.contract_id, () => { registryId = undefined; return undefined })
+  return await registryId
 }
 
 export async function registryValue (key: string): Promise<string | undefined> {
@@ -85,23 +84,54 @@ export async function registryValue (key: string): Promise<string | undefined> {
   }
 }
 
+/** Usernames by pubkey, asked once each: a table of 10 rows from 2 senders costs 2 requests, once per page life. */
+const usernames = new Map<string, Promise<string | undefined>>()
+export async function usernameOf (pub: string): Promise<string | undefined> {
+  let name = usernames.get(pub)
+  if (name === undefined) {
+    name = registryValue(`addr:${pub}`)
+    usernames.set(pub, name)
+  }
+  return await name
+}
+
+/** A replay that stopped before the block it was asked to reach: what it holds is not the whole range. */
+export class ReplayCutShort extends Error {
+  constructor (readonly reached: number, readonly upTo: number) {
+    super(`the event stream's replay stopped at height ${reached}, before ${upTo}`)
+    this.name = 'ReplayCutShort'
+  }
+}
+
+/** Without a byte for this long the replay is taken as dead (the stream sends a keep-alive every 15 s). */
+const REPLAY_STALL_MS = 30_000
+
 /**
- * Summaries of the blocks after `after`, up to `head`, from the event stream's replay
- * (`/api/events?last_event_id=`, at most the last 1,000): one request instead of one per block.
- * Resolves with what arrived once `head` is in, or after `timeoutMs`.
+ * Summaries of the blocks in `(after, upTo]`, oldest first, from the event stream's replay
+ * (`/api/events?last_event_id=`, at most the last 1,000 blocks): one request instead of one per
+ * block. Read until `upTo` arrived, however slow the link: a deadline would cut a slow reader off
+ * with only the oldest blocks. Throws ReplayCutShort when the stream ends or stalls before.
  */
-export async function replayBlocks (after: number, head: number, timeoutMs = 4000): Promise<BlockEvent[]> {
+export async function replayBlocks (after: number, upTo: number): Promise<BlockEvent[]> {
   const abort = new AbortController()
-  const timer = setTimeout(() => abort.abort(), timeoutMs)
+  let stalled = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const watch = (): void => {
+    clearTimeout(timer)
+    timer = setTimeout(() => { stalled = true; abort.abort() }, REPLAY_STALL_MS)
+  }
   const blocks: BlockEvent[] = []
+  const reached = (): number => blocks.at(-1)?.height ?? after
   try {
+    watch()
     const res = await fetch(`/api/events?topics=blocks&last_event_id=${after}`, { headers: authHeaders(), signal: abort.signal })
     if (!res.ok || res.body === null) throw new HttpError(res.status, res.statusText)
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()
     let buffered = ''
     for (;;) {
       const { value, done } = await reader.read()
-      if (done) break
+      if (done) throw new ReplayCutShort(reached(), upTo)
+      watch()
       buffered += value
       let end = buffered.indexOf('\n\n')
       while (end >= 0) {
@@ -111,13 +141,14 @@ export async function replayBlocks (after: number, head: number, timeoutMs = 400
         const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n')
         if (!/^event:\s*block$/m.test(event) || data === '') continue
         const block = JSON.parse(data) as BlockEvent
+        // past the range: the stream went on live
+        if (block.height > upTo) return blocks
         blocks.push(block)
-        if (block.height >= head) return blocks
+        if (block.height === upTo) return blocks
       }
     }
-    return blocks
   } catch (err) {
-    if (abort.signal.aborted) return blocks
+    if (stalled) throw new ReplayCutShort(reached(), upTo)
     throw err
   } finally {
     clearTimeout(timer)

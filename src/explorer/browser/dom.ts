@@ -61,7 +61,7 @@ export function table<T> (columns: Array<Column<T>>, rows: readonly T[], empty =
     h('tbody', {}, rows.map((row) => tableRow(columns, row))))
 }
 
-export function tableRow<T> (columns: Array<Column<T>>, row: T): HTMLTableRowElement {
+function tableRow<T> (columns: Array<Column<T>>, row: T): HTMLTableRowElement {
   return h('tr', {}, columns.map((c) => h('td', { class: c.class }, c.cell(row))))
 }
 

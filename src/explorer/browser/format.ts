@@ -31,6 +31,37 @@ export function shortId (id: string, keep = 6): string {
   return id.length <= keep * 2 + 1 ? id : `${id.slice(0, keep)}…${id.slice(-keep)}`
 }
 
+/**
+ * What a table shows of each id: its end, which tells ids apart where the start does not (client
+ * ids `tx-<ms><pid><counter>` share their first digits for hours), made longer until no two ids of
+ * the table read the same. An id barely longer than what would be shown is shown whole.
+ */
+export function distinctEnds (ids: readonly string[], keep = 8): Map<string, string> {
+  const unique = [...new Set(ids)]
+  const longest = Math.max(0, ...unique.map((id) => id.length))
+  while (keep < longest && new Set(unique.map((id) => id.slice(-keep))).size < unique.length) keep++
+  return new Map(unique.map((id) => [id, id.length <= keep + 1 ? id : `…${id.slice(-keep)}`]))
+}
+
+/**
+ * The event stream's replay read newest first: `(after, upTo]` height ranges covering the last
+ * `span` blocks below `head`, the first `first` blocks long and each next one four times longer.
+ * The newest blocks come in one small answer even on a slow link; older ones only when needed.
+ */
+export function replayWindows (head: number, span: number, first = 16): Array<[after: number, upTo: number]> {
+  const windows: Array<[number, number]> = []
+  const oldest = Math.max(0, head - span)
+  let upTo = head
+  let size = first
+  while (upTo > oldest) {
+    const after = Math.max(oldest, upTo - size)
+    windows.push([after, upTo])
+    upTo = after
+    size *= 4
+  }
+  return windows
+}
+
 /** "12 s ago", "5 min ago", "3 h ago", "2 d ago"; a time in the future counts as now. */
 export function timeAgo (when: string | number, nowMs: number): string {
   const ms = typeof when === 'number' ? when : Date.parse(when)

@@ -9,7 +9,7 @@ import { addressPage, blockPage, homePage, networkPage, txPage } from './pages-c
 import { contractPage, contractsPage } from './pages-contracts.js'
 import { identityPage, postPage, tagPage, trendingPage } from './pages-social.js'
 import { searchPage } from './search.js'
-import type { Cleanup, View } from './view.js'
+import { showUsernames, type Cleanup, type View } from './view.js'
 
 type Page = (view: View, ...args: string[]) => Promise<Cleanup>
 
@@ -72,6 +72,23 @@ document.getElementById('search')?.addEventListener('submit', (event) => {
   const input = document.getElementById('q') as HTMLInputElement
   const q = input.value.trim()
   if (q !== '') location.hash = `#/search/${encodeURIComponent(q)}`
+})
+
+// keys are named wherever they are drawn, on any page and in rows that arrive live
+new MutationObserver(() => { showUsernames(main) }).observe(main, { childList: true, subtree: true })
+
+// a table shows part of an id; its copy button gives the whole
+main.addEventListener('click', (event) => {
+  const button = (event.target as Element | null)?.closest<HTMLElement>('button[data-copy]') ?? null
+  const value = button?.dataset.copy
+  if (button === null || value === undefined) return
+  const copied = (): void => {
+    button.classList.add('copied')
+    setTimeout(() => { button.classList.remove('copied') }, 1200)
+  }
+  // the clipboard API needs a secure context (https or localhost): elsewhere the id is offered to copy by hand
+  if (!('clipboard' in navigator)) { window.prompt('Copy:', value); return }
+  navigator.clipboard.writeText(value).then(copied, () => { window.prompt('Copy:', value) })
 })
 
 window.addEventListener('hashchange', () => { void show() })

@@ -1,11 +1,11 @@
 /** The chain's pages: home (figures, latest blocks and transactions, live), a block, a transaction, an address, validators and peers. */
 import {
-  enc, find, getJson, replayBlocks, type AddressSummary, type Block, type BlockEvent, type ContractInfo, type ContractList, type Identity, type Limits,
+  enc, find, getJson, replayBlocks, usernameOf, type AddressSummary, type Block, type BlockEvent, type ContractInfo, type ContractList, type Identity, type Limits,
   type NetStats, type NodeVersion, type Peers, type TxDetail, type Validators
 } from './api.js'
-import { card, figure, fill, h, kv, link, notFound, table, tableRow, type Child, type Column } from './dom.js'
-import { CONTRACT_ID_RE, formatAmount, formatBytes, formatCount, formatTime, hexOfBase64, readable, shortId, timeAgo, utf8OfHex } from './format.js'
-import { accountLink, blockLink, contractLink, postLink, txLink, typeTag, type Cleanup, type View } from './view.js'
+import { card, figure, fill, h, kv, link, notFound, table, type Child, type Column } from './dom.js'
+import { CONTRACT_ID_RE, replayWindows, formatAmount, formatBytes, formatCount, formatTime, hexOfBase64, readable, shortId, timeAgo, utf8OfHex } from './format.js'
+import { accountLink, blockLink, contractLink, copyButton, postLink, txEnds, txLink, typeTag, type Cleanup, type View } from './view.js'
 
 const LATEST = 10
 /** how far back the home page looks for recent transactions (the event stream replays at most 1,000 blocks) */
@@ -44,14 +44,20 @@ function blockColumns (now: () => number): Array<Column<BlockEvent>> {
   ]
 }
 
-const txColumns: Array<Column<TxDetail>> = [
-  { title: 'Transaction', cell: (t) => txLink(t.id) },
-  { title: 'Type', class: 'type', cell: (t) => typeTag(t.type) },
-  { title: 'From', class: 'wide', cell: (t) => accountLink(t.from) },
-  { title: 'To', class: 'wide', cell: (t) => accountLink(t.to) },
-  { title: 'Amount', class: 'num', cell: (t) => formatAmount(t.amount_ut) },
-  { title: 'Block', class: 'num wide', cell: (t) => blockLink(t.block_index) }
-]
+/** The columns of a table of these transactions (ids shown by the end that tells them apart). */
+function txColumns (txs: readonly TxDetail[]): Array<Column<TxDetail>> {
+  const end = txEnds(txs.map((t) => t.id))
+  return [
+    { title: 'Transaction', class: 'txid', cell: (t) => txLink(t.id, end(t.id)) },
+    { title: 'Type', class: 'type', cell: (t) => typeTag(t.type) },
+    { title: 'From', class: 'wide', cell: (t) => accountLink(t.from) },
+    { title: 'To', class: 'wide', cell: (t) => accountLink(t.to) },
+    { title: 'Amount', class: 'num', cell: (t) => formatAmount(t.amount_ut) },
+    { title: 'Block', class: 'num wide', cell: (t) => blockLink(t.block_index) }
+  ]
+}
+
+const txTable = (txs: readonly TxDetail[], empty?: string): HTMLElement => table(txColumns(txs), txs, empty)
 
 async function txDetails (ids: readonly string[]): Promise<TxDetail[]> {
   const found = await Promise.all(ids.map(async (id) => await find<TxDetail>(`/api/tx/${enc(id)}`)))
@@ -69,61 +75,98 @@ async function newestTxIds (heights: readonly number[], want: number): Promise<s
   return ids.slice(0, want)
 }
 
-/** The last blocks up to `head`: from the event stream's replay, else one request per block. */
-async function recentBlocks (head: number): Promise<BlockEvent[]> {
-  if (head <= 0) return []
-  try {
-    return await replayBlocks(Math.max(0, head - REPLAY_BLOCKS), head)
-  } catch {
-    const heights = Array.from({ length: Math.min(LATEST, head) }, (_, i) => head - i)
-    const blocks = await Promise.all(heights.map(async (hgt) => await find<Block>(`/api/blocks/${hgt}`)))
-    return blocks.filter((b): b is Block => b !== undefined).reverse()
-  }
-}
-
+/**
+ * The dashboard. Drawn at once from the figures; the latest blocks come from the newest replay
+ * window, and the latest transactions from the replay read newest first, window by window
+ * (`replayWindows`), each table drawn as soon as it has something. Nothing is claimed about the
+ * transactions until the whole range was read: on a slow link the page says it is still looking.
+ */
 export async function homePage (view: View): Promise<Cleanup> {
-  const [stats, limits, contracts] = await Promise.all([getJson<NetStats>('/api/netstats'), find<Limits>('/api/limits').catch(() => undefined), contractTotal()])
-  const replayed = await recentBlocks(stats.height)
-  const withTxs = replayed.filter((b) => b.tx_count > 0).map((b) => b.height).reverse()
-  const txs = await txDetails(await newestTxIds(withTxs, LATEST))
-  if (!view.current()) return undefined
-
-  let blocks = replayed.slice(-LATEST).reverse()
-  let latestTxs = txs
+  // listen first: a block committed while the page loads is not lost between the figures and the replay
+  const latest = new Map<number, BlockEvent>()
+  let shownHeights = new Set<number>()
+  let latestTxs: TxDetail[] = []
+  let scan: 'reading' | 'done' | 'failed' = 'reading'
+  let scanned = 0
+  let figureBox: HTMLElement | undefined
+  let blocksBox: HTMLElement | undefined
+  let txsBox: HTMLElement | undefined
   const blockCols = blockColumns(view.now)
-  const figureBox = h('div', {}, figures(stats, limits, contracts))
-  const blocksBox = h('div', { id: 'latest-blocks' }, table(blockCols, blocks, 'No blocks yet.'))
-  const txsBox = h('div', { id: 'latest-txs' }, table(txColumns, latestTxs, 'No transactions in the last 1,000 blocks.'))
-  fill(view.main,
-    h('h1', {}, 'Dashboard'),
-    figureBox,
-    h('div', { class: 'grid2' }, card('Latest blocks', blocksBox), card('Latest transactions', txsBox)))
+  const fetching = new Set<number>()
+  // until the newest replay window is in, a live block's missing neighbours are on their way in it
+  let blocksReady = false
+
+  const drawBlocks = (): void => {
+    if (blocksBox === undefined || !view.current()) return
+    const blocks = [...latest.values()].sort((a, b) => b.height - a.height).slice(0, LATEST)
+    for (const height of [...latest.keys()]) if (height < (blocks.at(-1)?.height ?? 0)) latest.delete(height)
+    fill(blocksBox, table(blockCols, blocks, 'No blocks yet.'))
+    const first = shownHeights.size === 0
+    blocksBox.querySelectorAll('tbody tr').forEach((row, i) => { if (!first && !shownHeights.has(blocks[i].height)) row.classList.add('fresh') })
+    shownHeights = new Set(blocks.map((b) => b.height))
+  }
+  /** The newest LATEST heights with none missing: a block the socket did not bring (it reconnected) is read. */
+  const fillGaps = async (): Promise<void> => {
+    const top = Math.max(0, ...latest.keys())
+    const missing: number[] = []
+    for (let height = top; height > Math.max(0, top - LATEST); height--) if (!latest.has(height) && !fetching.has(height)) missing.push(height)
+    if (missing.length === 0) return
+    for (const height of missing) fetching.add(height)
+    const found = await Promise.all(missing.map(async (height) => await find<Block>(`/api/blocks/${height}`).catch(() => undefined)))
+    for (const height of missing) fetching.delete(height)
+    for (const block of found) if (block !== undefined) latest.set(block.height, block)
+    drawBlocks()
+  }
+  const addBlocks = (blocks: readonly BlockEvent[]): void => {
+    for (const block of blocks) latest.set(block.height, block)
+    drawBlocks()
+    if (blocksReady) void fillGaps()
+  }
+
+  const drawTxs = (): void => {
+    if (txsBox === undefined || !view.current()) return
+    txsBox.dataset.state = scan
+    const span = `the last ${formatCount(scanned)} blocks`
+    const empty = scan === 'done'
+      ? (scanned === 0 ? 'No transactions yet.' : `No transactions in ${span}.`)
+      : scan === 'failed'
+        ? 'Could not read the recent blocks from this node; new transactions appear here as they come.'
+        : 'Looking for transactions in the newest blocks…'
+    fill(txsBox, txTable(latestTxs, empty),
+      scan === 'reading' && latestTxs.length > 0 && latestTxs.length < LATEST ? h('p', { class: 'muted' }, `Looking further back (${span} read)…`) : null)
+  }
+  /** Newest first by block (the order within a block as added), each id once, the newest LATEST kept. */
+  const addTxs = (txs: readonly TxDetail[]): string[] => {
+    const known = new Set(latestTxs.map((t) => t.id))
+    const added = txs.filter((t) => !known.has(t.id))
+    latestTxs = [...latestTxs, ...added].sort((a, b) => (b.block_index ?? 0) - (a.block_index ?? 0)).slice(0, LATEST)
+    return added.map((t) => t.id)
+  }
 
   // live: each block is drawn from its event at once; figures and transactions follow, at most once a second
   let refreshing = false
-  let pendingTxBlock: number | undefined
+  let pendingTxBlocks: number[] = []
   let timer: ReturnType<typeof setTimeout> | undefined
   const refresh = async (): Promise<void> => {
     refreshing = true
     try {
-      const txBlock = pendingTxBlock
-      pendingTxBlock = undefined
+      const txBlocks = pendingTxBlocks.sort((a, b) => b - a)
+      pendingTxBlocks = []
       const [fresh, freshLimits, freshContracts] = await Promise.all([getJson<NetStats>('/api/netstats'), find<Limits>('/api/limits').catch(() => undefined), contractTotal()])
-      if (!view.current()) return
+      if (!view.current() || figureBox === undefined) return
       fill(figureBox, figures(fresh, freshLimits, freshContracts))
-      if (txBlock !== undefined) {
-        const newest = await txDetails(await newestTxIds([txBlock], LATEST))
+      if (txBlocks.length > 0) {
+        const newest = await txDetails(await newestTxIds(txBlocks, LATEST))
         if (!view.current()) return
-        const known = new Set(newest.map((t) => t.id))
-        latestTxs = [...newest, ...latestTxs.filter((t) => !known.has(t.id))].slice(0, LATEST)
-        fill(txsBox, table(txColumns, latestTxs))
-        txsBox.querySelectorAll('tbody tr').forEach((row, i) => { if (known.has(latestTxs[i]?.id)) row.classList.add('fresh') })
+        const added = new Set(addTxs(newest))
+        drawTxs()
+        txsBox?.querySelectorAll('tbody tr').forEach((row, i) => { if (added.has(latestTxs[i]?.id)) row.classList.add('fresh') })
       }
     } catch {
       // the next block tries again
     } finally {
       refreshing = false
-      if (pendingTxBlock !== undefined && view.current()) schedule()
+      if (pendingTxBlocks.length > 0 && view.current()) schedule()
     }
   }
   const schedule = (): void => {
@@ -131,22 +174,88 @@ export async function homePage (view: View): Promise<Cleanup> {
     timer = setTimeout(() => { timer = undefined; void refresh() }, REFRESH_MS)
   }
   const stop = view.live.listen((block) => {
-    if (blocks.some((b) => b.height >= block.height)) return
-    blocks = [block, ...blocks].slice(0, LATEST)
-    const tbody = blocksBox.querySelector('tbody')
-    if (tbody === null) fill(blocksBox, table(blockCols, blocks))
-    else {
-      const row = tableRow(blockCols, block)
-      row.classList.add('fresh')
-      tbody.prepend(row)
-      while (tbody.children.length > LATEST) tbody.lastElementChild?.remove()
-    }
-    const height = figureBox.querySelector('[data-figure="Height"]')
-    if (height !== null) height.textContent = formatCount(block.height)
-    if (block.tx_count > 0) pendingTxBlock = block.height
-    schedule()
+    if (latest.has(block.height)) return
+    addBlocks([block])
+    const height = figureBox?.querySelector('[data-figure="Height"]')
+    if (height !== null && height !== undefined && block.height > Number(height.textContent?.replace(/,/g, ''))) height.textContent = formatCount(block.height)
+    if (block.tx_count > 0) pendingTxBlocks.push(block.height)
+    if (figureBox !== undefined) schedule()
   })
-  return () => { stop(); if (timer !== undefined) clearTimeout(timer) }
+  const cleanup = (): void => { stop(); if (timer !== undefined) clearTimeout(timer) }
+
+  try {
+    const [stats, limits, contracts] = await Promise.all([getJson<NetStats>('/api/netstats'), find<Limits>('/api/limits').catch(() => undefined), contractTotal()])
+    if (!view.current()) return cleanup
+    figureBox = h('div', {}, figures(stats, limits, contracts))
+    blocksBox = h('div', { id: 'latest-blocks' }, h('p', { class: 'muted' }, 'Loading…'))
+    txsBox = h('div', { id: 'latest-txs' })
+    fill(view.main,
+      h('h1', {}, 'Dashboard'),
+      figureBox,
+      h('div', { class: 'grid2 more-right' }, card('Latest blocks', blocksBox), card('Latest transactions', txsBox)))
+    drawTxs()
+    if (pendingTxBlocks.length > 0) schedule()
+    const windows = replayWindows(stats.height, REPLAY_BLOCKS)
+    // the newest window is the latest-blocks table: wait for it, then read older ones in the background
+    const newest = windows[0] !== undefined ? await replayBlocks(...windows[0]).catch(() => undefined) : []
+    if (!view.current()) return cleanup
+    blocksReady = true
+    if (newest === undefined) {
+      // no event stream: the latest blocks one by one, and no claim about transactions
+      await fillGapsFrom(stats.height)
+      scan = 'failed'
+      drawTxs()
+      return cleanup
+    }
+    addBlocks(newest)
+    void scanForTxs(windows, newest)
+  } catch (err) {
+    cleanup()
+    throw err
+  }
+  return cleanup
+
+  /** A dropped stream is read again (a phone's link comes and goes): twice, after 2 s and 4 s. */
+  async function withRetries<T> (read: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await read()
+      } catch (err) {
+        if (attempt >= 2 || !view.current()) throw err
+        await new Promise((resolve) => setTimeout(resolve, 2000 * 2 ** attempt))
+      }
+    }
+  }
+
+  async function fillGapsFrom (head: number): Promise<void> {
+    const heights = Array.from({ length: Math.min(LATEST, head) }, (_, i) => head - i)
+    const found = await Promise.all(heights.map(async (height) => await find<Block>(`/api/blocks/${height}`).catch(() => undefined)))
+    addBlocks(found.filter((b): b is Block => b !== undefined))
+  }
+
+  /** Reads the windows newest first, adding the transactions of each block that holds any, until LATEST are found. */
+  async function scanForTxs (windows: Array<[number, number]>, newest: BlockEvent[]): Promise<void> {
+    try {
+      for (const [i, range] of windows.entries()) {
+        const blocks = i === 0 ? newest : await withRetries(async () => await replayBlocks(...range))
+        if (!view.current()) return
+        const withTxs = blocks.filter((b) => b.tx_count > 0).map((b) => b.height).reverse()
+        for (const height of withTxs) {
+          if (latestTxs.length >= LATEST && (latestTxs.at(-1)?.block_index ?? 0) >= height) break
+          addTxs(await txDetails(await newestTxIds([height], LATEST)))
+          if (!view.current()) return
+          drawTxs()
+        }
+        scanned = windows[0][1] - range[0]
+        if (latestTxs.length >= LATEST) break
+        drawTxs()
+      }
+      scan = 'done'
+    } catch {
+      scan = 'failed'
+    }
+    drawTxs()
+  }
 }
 
 // ---- a block ----
@@ -164,6 +273,8 @@ export async function blockPage (view: View, heightText: string): Promise<Cleanu
   const txs = await txDetails(block.tx_ids.slice(0, TX_DETAILS_SHOWN))
   if (!view.current()) return undefined
   const rest = block.tx_ids.slice(TX_DETAILS_SHOWN)
+  const restShown = rest.slice(0, 500)
+  const restEnd = txEnds(restShown)
   fill(view.main,
     h('h1', {}, `Block #${formatCount(block.height)}`),
     card(undefined, kv([
@@ -171,7 +282,7 @@ export async function blockPage (view: View, heightText: string): Promise<Cleanu
       ['Hash', h('span', { class: 'mono' }, block.hash)],
       ['Time', `${formatTime(block.time)} (${timeAgo(block.time, view.now())})`],
       ['Transactions', h('span', { 'data-tx-count': String(block.tx_count) }, formatCount(block.tx_count))],
-      ['Proposer', accountLink(block.proposer, block.proposer)],
+      ['Proposer', accountLink(block.proposer, true)],
       ['Previous', block.height > 1 ? link(`/block/${block.height - 1}`, h('span', { class: 'mono' }, block.prev_hash)) : h('span', { class: 'mono' }, block.prev_hash)],
       ['State root', h('span', { class: 'mono' }, block.state_root)],
       ['Tx root', h('span', { class: 'mono' }, block.tx_root)],
@@ -180,8 +291,8 @@ export async function blockPage (view: View, heightText: string): Promise<Cleanu
     h('div', { class: 'pager' },
       block.height > 1 ? link(`/block/${block.height - 1}`, '← Previous block') : null,
       link(`/block/${block.height + 1}`, 'Next block →'))),
-    card('Transactions', table(txColumns, txs, 'This block holds no transactions.'),
-      rest.length > 0 ? h('p', {}, `and ${formatCount(rest.length)} more: `, rest.slice(0, 500).map((id, i) => [i > 0 ? ', ' : '', txLink(id)])) : null))
+    card('Transactions', txTable(txs, 'This block holds no transactions.'),
+      rest.length > 0 ? h('p', {}, `and ${formatCount(rest.length)} more: `, restShown.map((id, i) => [i > 0 ? ', ' : '', txLink(id, restEnd(id))])) : null))
   return undefined
 }
 
@@ -246,13 +357,13 @@ export async function txPage (view: View, id: string): Promise<Cleanup> {
   fill(view.main,
     h('h1', {}, 'Transaction'),
     card(undefined, kv([
-      ['Id', h('span', { class: 'mono' }, tx.id)],
+      ['Id', [h('span', { class: 'mono' }, tx.id), ' ', copyButton(tx.id)]],
       ['Type', typeTag(tx.type)],
       ['Status', tx.block_index !== undefined ? 'confirmed' : (tx.status ?? 'pending')],
       ['Block', tx.block_index !== undefined ? [blockLink(tx.block_index), tx.block_time !== undefined ? ` · ${formatTime(tx.block_time)}` : ''] : undefined],
       ['Time', formatTime(tx.time)],
-      ['From', [accountLink(tx.from, tx.from), tx.from_addr !== undefined ? h('div', { class: 'muted mono' }, tx.from_addr) : null]],
-      ['To', tx.to !== undefined ? [accountLink(tx.to, tx.to), tx.to_addr !== undefined ? h('div', { class: 'muted mono' }, tx.to_addr) : null] : undefined],
+      ['From', [accountLink(tx.from, true), tx.from_addr !== undefined ? h('div', { class: 'muted mono' }, tx.from_addr) : null]],
+      ['To', tx.to !== undefined ? [accountLink(tx.to, true), tx.to_addr !== undefined ? h('div', { class: 'muted mono' }, tx.to_addr) : null] : undefined],
       ['Amount', h('span', { 'data-amount-ut': String(tx.amount_ut) }, formatAmount(tx.amount_ut))],
       ['Fee', formatAmount(tx.fee_ut)],
       ['Gas used', tx.gas_used !== undefined && tx.type !== 'CALL_CONTRACT' ? formatCount(tx.gas_used) : undefined],
@@ -284,11 +395,14 @@ export async function addressPage (view: View, account: string, pageText = '1'):
     fill(view.main, notFound(`${account} is neither an Ed25519 pubkey nor a kith address.`))
     return undefined
   }
+  const username = await usernameOf(summary.pub_key)
+  if (!view.current()) return undefined
   const rows = summary.transactions.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE)
   const older = summary.tx_count > page * PAGE_SIZE && page * PAGE_SIZE < HISTORY_MAX
   const mine = summary.pub_key
+  const end = txEnds(rows.map((t) => t.id))
   const columns: Array<Column<typeof rows[number]>> = [
-    { title: 'Transaction', cell: (t) => txLink(t.id) },
+    { title: 'Transaction', class: 'txid', cell: (t) => txLink(t.id, end(t.id)) },
     { title: 'Type', class: 'type', cell: (t) => typeTag(t.type) },
     { title: 'Counterparty', class: 'wide', cell: (t) => (t.from === mine ? ['→ ', accountLink(t.to)] : ['← ', accountLink(t.from)]) },
     { title: 'Amount', class: 'num', cell: (t) => `${t.from === mine && t.amount_ut > 0 ? '−' : ''}${formatAmount(t.amount_ut)}` },
@@ -300,6 +414,7 @@ export async function addressPage (view: View, account: string, pageText = '1'):
     card(undefined, kv([
       ['Address', h('span', { class: 'mono' }, summary.address)],
       ['Pubkey', h('span', { class: 'mono' }, summary.pub_key)],
+      ['Username', username !== undefined ? h('span', { id: 'username' }, `@${username}`) : undefined],
       ['Balance', h('span', { id: 'balance', 'data-balance-ut': String(summary.balance_ut) }, formatAmount(summary.balance_ut))],
       ['Transactions', formatCount(summary.tx_count)],
       ['Identity', identity !== undefined ? link(`/identity/${mine}`, identity.nickname !== '' ? identity.nickname : 'registered identity') : h('span', { class: 'muted' }, 'none registered')]

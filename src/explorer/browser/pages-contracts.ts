@@ -2,7 +2,7 @@
 import { enc, find, getJson, type ContractInfo, type ContractList, type ContractLogs, type ContractValue, type NetworkInfo } from './api.js'
 import { card, figure, fill, h, kv, link, notFound, table, type Child, type Column } from './dom.js'
 import { CONTRACT_ID_RE, cursorOf, formatAmount, formatBytes, formatCount, formatTime, newerPage, readable, shortId, utf8OfHex } from './format.js'
-import { accountLink, blockLink, txLink, type Cleanup, type View } from './view.js'
+import { accountLink, blockLink, txEnds, txLink, type Cleanup, type View } from './view.js'
 
 const PAGE_SIZE = 20
 const REFRESH_MS = 1000
@@ -129,6 +129,7 @@ export async function contractPage (view: View, idText: string, beforeText?: str
       }, () => {})
   })
 
+  const logTxEnd = txEnds((logs?.logs ?? []).map((l) => l.tx_id))
   const logColumns: Array<Column<ContractLogs['logs'][number]>> = [
     { title: '#', class: 'num wide logseq', cell: (l) => formatCount(l.seq) },
     {
@@ -139,7 +140,7 @@ export async function contractPage (view: View, idText: string, beforeText?: str
         return text !== undefined ? h('span', { class: 'log-text' }, text) : h('span', { class: 'mono' }, l.data_hex === '' ? '(empty)' : l.data_hex)
       }
     },
-    { title: 'Transaction', class: 'logtx', cell: (l) => txLink(l.tx_id) },
+    { title: 'Transaction', class: 'logtx', cell: (l) => txLink(l.tx_id, logTxEnd(l.tx_id)) },
     { title: 'Block', class: 'num logblock', cell: (l) => heightLink(l.height) }
   ]
   fill(view.main,
@@ -147,9 +148,9 @@ export async function contractPage (view: View, idText: string, beforeText?: str
     card(undefined, kv([
       ['Id', h('span', { class: 'mono', id: 'contract-id' }, contract.contract_id)],
       ['Name', nameOf(contract)],
-      ['Deployer', contract.deployer === '' ? genesis() : accountLink(contract.deployer, contract.deployer)],
+      ['Deployer', contract.deployer === '' ? genesis() : accountLink(contract.deployer, true)],
       ['Deployed', [heightLink(contract.deployed_height), contract.deployed_at > 0 ? ` · ${formatTime(contract.deployed_at * 1000)}` : '']],
-      ['Deploy tx', contract.deploy_tx === '' ? genesis() : txLink(contract.deploy_tx, true)],
+      ['Deploy tx', contract.deploy_tx === '' ? genesis() : txLink(contract.deploy_tx)],
       ['Balance', h('span', { id: 'contract-balance', 'data-balance-ut': String(contract.balance_ut) }, formatAmount(contract.balance_ut))],
       ['Code hash', h('span', { class: 'mono' }, contract.code_hash)],
       ['Code size', formatBytes(contract.code_size)],

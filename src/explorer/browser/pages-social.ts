@@ -1,8 +1,8 @@
 /** The feed's and registries' pages: an identity, a post, trending posts and hashtags, one hashtag. */
-import { enc, find, getJson, registryValue, withToken, type Devices, type FeedItem, type Identity, type PostBody, type PostStats } from './api.js'
+import { enc, find, getJson, usernameOf, withToken, type Devices, type FeedItem, type Identity, type PostBody, type PostStats } from './api.js'
 import { card, fill, h, kv, link, notFound, table, type Child } from './dom.js'
 import { formatBytes, formatCount, formatTime, tagCounts, timeAgo } from './format.js'
-import { accountLink, postLink, txLink, type Cleanup, type View } from './view.js'
+import { accountLink, accountName, postLink, txEnds, txLink, type Cleanup, type View } from './view.js'
 
 function postList (view: View, posts: readonly FeedItem[], empty: string): HTMLElement {
   if (posts.length === 0) return h('p', { class: 'muted' }, empty)
@@ -25,10 +25,11 @@ export async function identityPage (view: View, account: string): Promise<Cleanu
   const pub = identity.pub_key
   const [devices, username, posts] = await Promise.all([
     find<Devices>(`/api/devices/${pub}`).catch(() => undefined),
-    registryValue(`addr:${pub}`),
+    usernameOf(pub),
     find<{ posts: FeedItem[] }>(`/feed/author/${pub}?limit=10`).catch(() => undefined)
   ])
   if (!view.current()) return undefined
+  const deviceTxEnd = txEnds((devices?.devices ?? []).map((d) => d.tx_id))
   fill(view.main,
     h('h1', {}, identity.nickname !== '' ? identity.nickname : 'Identity'),
     card(undefined, kv([
@@ -44,7 +45,7 @@ export async function identityPage (view: View, account: string): Promise<Cleanu
       { title: 'Name', cell: (d) => (d.name !== '' ? d.name : h('span', { class: 'muted' }, 'unnamed')) },
       { title: 'X25519 key', cell: (d) => h('span', { class: 'mono', title: d.x25519_pub }, d.x25519_pub) },
       { title: 'Linked', class: 'wide', cell: (d) => formatTime(d.linked_at * 1000) },
-      { title: 'Tx', class: 'wide', cell: (d) => txLink(d.tx_id) }
+      { title: 'Tx', class: 'wide', cell: (d) => txLink(d.tx_id, deviceTxEnd(d.tx_id)) }
     ], devices?.devices ?? [], 'No devices linked: messages go to the identity\'s X25519 key.')),
     card('Posts', postList(view, posts?.posts ?? [], 'No posts on this node.')))
   return undefined
@@ -83,12 +84,15 @@ export async function postPage (view: View, id: string): Promise<Cleanup> {
       h('div', { class: 'meta muted' }, accountLink(post.author), ' · ', formatTime(post.created_at * 1000)),
       h('p', { class: 'content', id: 'content' }, post.content),
       attachment,
+      // likes right under the photo: on a phone the stats card is below the fold
+      h('p', { class: 'post-stats' }, h('span', { 'data-likes': stats !== undefined ? String(stats.likes) : undefined }, '♥ ', h('span', { id: 'likes' }, stats !== undefined ? formatCount(stats.likes) : '—')),
+        stats !== undefined ? ` · ${formatCount(stats.views)} views` : ''),
       post.hashtags.length > 0 ? h('div', { class: 'tags' }, post.hashtags.map((t) => link(`/tag/${enc(t)}`, h('span', { class: 'tag' }, `#${t}`)))) : null),
     card('Stats', kv([
-      ['Likes', h('span', { id: 'likes' }, stats !== undefined ? formatCount(stats.likes) : '—')],
+      ['Likes', stats !== undefined ? formatCount(stats.likes) : '—'],
       ['Views', stats !== undefined ? formatCount(stats.views) : '—'],
       ['Post id', h('span', { class: 'mono' }, post.post_id)],
-      ['Author', link(`/identity/${post.author}`, h('span', { class: 'mono' }, post.author))],
+      ['Author', link(`/identity/${post.author}`, accountName(post.author, true))],
       ['Content type', post.content_type],
       ['Attachment', mime !== '' ? `${mime}${size !== undefined ? `, ${formatBytes(size)}` : ''}` : undefined],
       ['Reply to', post.reply_to !== '' ? postLink(post.reply_to, post.reply_to) : undefined],

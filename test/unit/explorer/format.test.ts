@@ -2,7 +2,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  cursorOf, formatAmount, formatBytes, hexOfBase64, newerPage, readable, searchKinds, shortId, tagCounts, timeAgo, utf8OfHex
+  cursorOf, distinctEnds, formatAmount, formatBytes, hexOfBase64, newerPage, readable, replayWindows, searchKinds, shortId, tagCounts, timeAgo, utf8OfHex
 } from '../../../src/explorer/browser/format.js'
 import { addressOf } from '../../../src/chain/index.js'
 
@@ -71,4 +71,23 @@ test('search: the shape of the entry decides what to try, in order', () => {
 
 test('trending hashtags: counted once per post, most used first', () => {
   assert.deepEqual(tagCounts([{ hashtags: ['b', 'a', 'a'] }, { hashtags: ['a'] }, { hashtags: [] }]), [{ tag: 'a', posts: 2 }, { tag: 'b', posts: 1 }])
+})
+
+test('ids in a table: the end that tells them apart, longer only where two ends are the same', () => {
+  // client ids share their first digits: the counter at the end differs
+  const ids = ['tx-17956609681130021266000000010', 'tx-17956609681130021266000000009']
+  assert.deepEqual([...distinctEnds(ids).values()], ['…00000010', '…00000009'])
+  // two processes' first transactions end alike: the end grows until it reaches the pid
+  const twoProcesses = ['tx-17956609681130000123000000001', 'tx-17956609681130000456000000001']
+  assert.deepEqual([...distinctEnds(twoProcesses).values()], ['…3000000001', '…6000000001'])
+  assert.equal(distinctEnds(['abc']).get('abc'), 'abc', 'a short id whole')
+  assert.equal(distinctEnds(['123456789']).get('123456789'), '123456789', 'no ellipsis that would save one character')
+  assert.equal(distinctEnds(['same', 'same']).size, 1)
+})
+
+test('the replay read newest first: windows growing back from the head, covering the span once', () => {
+  assert.deepEqual(replayWindows(1100, 1000), [[1084, 1100], [1020, 1084], [764, 1020], [100, 764]])
+  assert.deepEqual(replayWindows(5, 1000), [[0, 5]])
+  assert.deepEqual(replayWindows(0, 1000), [])
+  assert.deepEqual(replayWindows(40, 1000), [[24, 40], [0, 24]])
 })
