@@ -9,6 +9,8 @@ import { promisify } from 'node:util'
 import { KITH_BIN, REPO_ROOT, childEnv, kithInit, startNode, stopAllNodes } from '../helpers/node-process.js'
 
 const execFileP = promisify(execFile)
+/** a home made by `init` listens on libp2p's 4001, which another test's node may hold */
+const ANY_P2P_PORT = ['--p2p-listen', '/ip4/127.0.0.1/tcp/0']
 
 async function kithFails (args: string[]): Promise<string> {
   try {
@@ -59,7 +61,7 @@ describe('kith start', () => {
       await writeFile(join(home, 'config.json'), JSON.stringify({ ...file, ...extra }))
     }
     const swaggerStatus = async (env: Record<string, string> = {}): Promise<number> => {
-      const node = await startNode({ home, env })
+      const node = await startNode({ home, env, args: ANY_P2P_PORT })
       try {
         return (await fetch(`${node.url}/swagger/openapi.json`)).status
       } finally {
@@ -93,7 +95,7 @@ describe('kith start', () => {
       const text = (await execFileP(KITH_BIN, ['config', '--home', home], { env: childEnv({}), cwd: REPO_ROOT, timeout: 60_000 })).stdout
       assert.match(text, /^relay_read_auth\s+true\s+config\.json\s+SVC_RELAY_READ_AUTH$/m)
 
-      const node = await startNode({ home, token: 's3cret-token' })
+      const node = await startNode({ home, token: 's3cret-token', args: ANY_P2P_PORT })
       assert.ok(node.rawOutput.some((line) => line.includes('sets "rate_limit_rsp", which is no setting')), node.tail())
       await node.stop()
       await rm(dir, { recursive: true, force: true })
