@@ -1,7 +1,7 @@
 /** `kith config`: the effective configuration of a home, with where each value came from. */
 import { resolve } from 'node:path'
 import { Option, type Command } from 'commander'
-import { ENV_SETTINGS, layeredEnv, readServiceSettings, type SettingSource } from '../app/index.js'
+import type { SettingSource } from '../app/index.js'
 import { DEPRECATED_NAMES, NodeConfigSchema, loadHome, resolveConfigLayers } from '../node/index.js'
 import { flagValues } from './flags.js'
 
@@ -18,7 +18,9 @@ export interface ConfigRow {
 const MASK = '********'
 
 /** Rows of the node settings (flags over config.json over defaults) and the SVC_* settings (environment over config.json over defaults). */
-export function effectiveConfig (fileConfig: unknown, flags: Record<string, unknown>, env: NodeJS.ProcessEnv): ConfigRow[] {
+export async function effectiveConfig (fileConfig: unknown, flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Promise<ConfigRow[]> {
+  // the settings' readers live in the subsystems, which load most of the node
+  const { ENV_SETTINGS, layeredEnv, readServiceSettings } = await import('../app/index.js')
   const { config } = resolveConfigLayers(fileConfig, flags)
   const file = typeof fileConfig === 'object' && fileConfig !== null ? fileConfig as Record<string, unknown> : {}
   const inFile = (key: string): boolean => file[key] !== undefined || Object.entries(DEPRECATED_NAMES).some(([old, d]) => d.key === key && file[old] !== undefined)
@@ -60,7 +62,7 @@ export function registerConfigCommand (program: Command, startCmd: Command): voi
   }
   cmd.action(async (opts: Record<string, unknown>) => {
     const home = resolve(typeof opts.home === 'string' ? opts.home : '.kith')
-    const rows = effectiveConfig((await loadHome(home)).fileConfig, flagValues(opts), process.env)
+    const rows = await effectiveConfig((await loadHome(home)).fileConfig, flagValues(opts), process.env)
     if (opts.json === true) {
       console.log(JSON.stringify(rows, null, 2))
       return

@@ -3,7 +3,6 @@ import { writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { Command, Option } from 'commander'
 import { pino } from 'pino'
-import { createNode, layeredEnv, readServiceSettings, unknownConfigKeys } from '../app/index.js'
 import { registerConfigCommand } from './config.js'
 import { flagValues } from './flags.js'
 import { stopOnSignals } from './shutdown.js'
@@ -70,6 +69,8 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       `(or remove ${home} to start a new chain)`)
   }
   if (dev && !created) await initDevHome(home, alloc ?? [])
+  // the node's assembly loads libp2p, Koa, lmdb and sharp (~1 s): only `start` needs it, not every wallet command
+  const { createNode, layeredEnv, readServiceSettings, unknownConfigKeys } = await import('../app/index.js')
   const loaded = await loadHome(home)
   const { config, deprecated } = resolveConfigLayers(loaded.fileConfig, flagValues(opts))
   for (const old of deprecated) {

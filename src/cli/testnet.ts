@@ -7,7 +7,6 @@ import { join, resolve } from 'node:path'
 import { GenesisSchema, formatTimestamp } from '../chain/index.js'
 import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
 import { genesisRelayOf, initHome } from '../node/index.js'
-import { peerIdFromSeed } from '../p2p/index.js'
 import { parseOrThrow } from '../validation.js'
 
 export interface TestnetOptions {
@@ -34,6 +33,8 @@ export async function createTestnet (opts: TestnetOptions): Promise<TestnetNode[
   const members = await Promise.all(Array.from({ length: opts.validators }, async (_, i) => {
     const nodeKey = generateKeyPair()
     const validatorKey = generateKeyPair()
+    // libp2p takes ~0.9 s to load: loaded when a testnet is written, not by every command
+    const { peerIdFromSeed } = await import('../p2p/index.js')
     const peerId = await peerIdFromSeed(seedOf(nodeKey))
     const p2pPort = opts.basePort + 2 * i + 1
     return { i, nodeKey, validatorKey, peerId, httpPort: opts.basePort + 2 * i, p2pPort, multiaddr: `/ip4/127.0.0.1/tcp/${p2pPort}/p2p/${peerId}` }
