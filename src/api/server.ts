@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net'
 import Koa, { type Context } from 'koa'
 import Router from '@koa/router'
 import type { Logger } from 'pino'
-import type { EnvSettings, KithNode } from '../node/index.js'
+import type { EnvSettings, ChainView } from '../node/index.js'
 import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 import { answerClientError, answerFailed, errorAnswer, errorMiddleware } from './errors.js'
@@ -39,7 +39,7 @@ import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
 const CLOSE_GRACE_MS = 3000
 
 export interface ApiOptions {
-  node: KithNode
+  node: ChainView
   nodeId: string
   env: EnvSettings
   logger: Logger
@@ -66,8 +66,8 @@ export function createApi (opts: ApiOptions): ApiServer {
   const access: AccessOptions = { token: opts.env.apiToken, private: opts.env.apiPrivate }
   const routes: AnyRoute[] = [
     ...chainRoutes(opts.node, opts.nodeId),
-    ...identityRoutes(opts.node.store),
-    ...contractRoutes(opts.node.store),
+    ...identityRoutes(opts.node.state),
+    ...contractRoutes(opts.node.state),
     ...onboardingRoutes(opts.node, opts.onboarding ?? { faucet: undefined, amountUt: 0, perIpIntervalMs: 0, perKeyIntervalMs: 0, now: Date.now }),
     ...(opts.relay !== undefined ? relayRoutes(opts.relay.service, { rateLimitPerSender: opts.relay.rateLimitPerSender }) : []),
     ...(opts.feed !== undefined ? feedRoutes(opts.feed) : []),
@@ -161,7 +161,7 @@ function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: Acce
   const { node } = opts
   const relay = opts.relay?.service
   return new RealtimeGateway({
-    chain: { events: node.events, height: () => node.head().height, blockSummary: (h) => node.store.getBlockSummary(h) },
+    chain: { events: node.events, height: () => node.head().height, blockSummary: (h) => node.blockSummary(h) },
     ...(relay !== undefined
       ? {
           mailbox: {

@@ -108,7 +108,7 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     const relay = new RelayService({
       dataDir: home.dataDir,
       ttlMs: app.relay.ttlMs,
-      identity: app.relay.disableInboxDelete ? undefined : { isLinked: (ed25519, x25519) => ownsMailbox(node.store, ed25519, x25519) },
+      identity: app.relay.disableInboxDelete ? undefined : { isLinked: (ed25519, x25519) => ownsMailbox(node.state, ed25519, x25519) },
       nodeSealKey: sealKeyFromEd25519(home.nodeKey.secretKey),
       requireReadAuth: app.relay.requireReadAuth,
       limits: { maxStoredBytes: app.relay.maxStoredBytes },
@@ -149,14 +149,14 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       mailboxDirs: [join(home.dataDir, 'relay')],
       feedBodyBytes: () => feed.diskUsedBytes,
       feedPosts: () => feed.index.size,
-      contracts: () => Contracts.count(node.store),
-      gasPrice: () => Contracts.gasPrice(node.store),
+      contracts: () => Contracts.count(node.state),
+      gasPrice: () => Contracts.gasPrice(node.state),
       contractDeploys: () => node.contractDeployStats()
     })
     node.events.on('block', (summary, txs, commit) => {
       metrics.observeBlock(summary.time, summary.tx_count, commit.round)
       for (const tx of txs) {
-        const call = tx.type === 'CALL_CONTRACT' ? Contracts.call(node.store, tx.id) : undefined
+        const call = tx.type === 'CALL_CONTRACT' ? Contracts.call(node.state, tx.id) : undefined
         if (call !== undefined) metrics.observeContractCall(call.ok, call.gas_used)
       }
     })

@@ -9,7 +9,7 @@ import {
   StateKeys, TransactionSchema, badSignature, sameTx, blockHash as hashBlock, signingBytes, checkStateless, checkSubmission, commitHash, deployToPrepare, encodePayload,
   MAX_BLOCK_TXS, executeBlock, formatTimestamp, genesisHash, genesisState, maxBlockTxs, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
   validatorSetAt, Contracts, type Block, type BlockContext, type CallRecord, type CheckedTx, type Commit, type Genesis, type Transaction,
-  type ValidatorSetState, type WriteSet
+  type StateReader, type ValidatorSetState, type WriteSet
 } from '../chain/index.js'
 import {
   DEFAULT_TIMEOUTS, TendermintEngine, proposerFor, type ConsensusInput, type ConsensusRecord, type TimeoutConfig, type Validator
@@ -91,7 +91,34 @@ const BUILD_BUDGET_SHARE = 0.25
 /** How far ahead of the local clock a proposed block's time may be. */
 const MAX_BLOCK_TIME_DRIFT_MS = 60_000
 
-export class KithNode {
+/**
+ * What the API, relay fees and other readers may see of a node: its committed chain, read-only,
+ * and the door for new transactions. Nothing outside the node writes its store, mempool or
+ * consensus; they read through this.
+ */
+export interface ChainView {
+  readonly events: EventEmitter<NodeEvents>
+  readonly genesis: Genesis
+  readonly genesisHash: string
+  /** the committed state, for registry, contract and limit lookups */
+  readonly state: StateReader
+  readonly mempoolBounds: Readonly<MempoolOptions>
+  head: () => ChainHead
+  balance: (pubkey: string) => number
+  supply: () => number
+  totalTxs: () => number
+  mempoolSize: () => number
+  validators: (height?: number) => Validator[]
+  peers: () => PeerView[]
+  lookupTx: (id: string) => TxLookup | undefined
+  addressHistory: (pubkey: string, limit: number) => { items: TxLookup[], count: number }
+  blockSummary: (height: number) => BlockSummary | undefined
+  storedBlock: (height: number) => StoredBlock | undefined
+  submitTx: (raw: unknown) => Promise<SubmitResult>
+  submitParsedTx: (tx: Transaction) => Promise<SubmitResult>
+}
+
+export class KithNode implements ChainView {
   readonly events = new EventEmitter<NodeEvents>()
   readonly genesis: Genesis
   readonly genesisHash: string
@@ -268,6 +295,14 @@ export class KithNode {
   }
 
   // ---- reads ----
+
+  get state (): StateReader {
+    return this.store
+  }
+
+  get mempoolBounds (): Readonly<MempoolOptions> {
+    return this.mempool.bounds
+  }
 
   head (): ChainHead {
     return this.store.head()

@@ -36,7 +36,8 @@ interface QueuedClaim extends FeeClaim {
 
 /** The parts of the node the relay uses (KithNode has them): committed state and the submit path. */
 export interface FeeNode {
-  readonly store: StateReader
+  /** the committed state (ChainView.state) */
+  readonly state: StateReader
   lookupTx (id: string): unknown
   submitTx (tx: unknown): Promise<unknown>
 }
@@ -169,7 +170,7 @@ export class RelayFees {
   private async pass (): Promise<void> {
     if (this.queue.size === 0) return
     // RELAY_PROOF applies only from a registered relay that can pay its transaction fee
-    if (Registry.relay(this.node.store, this.relayPub) === undefined) {
+    if (Registry.relay(this.node.state, this.relayPub) === undefined) {
       this.warnOnce('unregistered', `this node's key ${this.relayPub} is not a registered relay, so ${this.queue.size} paid envelope fee(s) wait uncollected; submit REGISTER_RELAY from it (docs/relay.md)`)
       return
     }
@@ -216,11 +217,11 @@ export class RelayFees {
   }
 
   private isCollected (envelopeId: string): boolean {
-    return this.node.store.get(StateKeys.relayProof(envelopeId)) !== undefined
+    return this.node.state.get(StateKeys.relayProof(envelopeId)) !== undefined
   }
 
   private balance (pub: string): number {
-    const value = this.node.store.get(StateKeys.balance(pub))
+    const value = this.node.state.get(StateKeys.balance(pub))
     return typeof value === 'number' ? value : 0
   }
 

@@ -2,7 +2,7 @@
 import { addressOf, Contracts, formatAmount, resolveAccount } from '../../chain/index.js'
 import { wellKnownContracts } from './contracts.js'
 import { KithError } from '../../errors.js'
-import type { KithNode } from '../../node/index.js'
+import type { ChainView } from '../../node/index.js'
 import { BUILD, NODE_VERSION, PROTOCOL_VERSION } from '../../version.js'
 import { presentAddressTx, presentTx, isoTime } from '../present.js'
 import { route, type AnyRoute } from '../route.js'
@@ -14,7 +14,7 @@ import {
 /** Feature tags this node really serves today (spec, "Versioning"); more are added as they land. */
 export const FEATURES = ['chain_id', 'feed_v2', 'identity_registry', 'media_scrub', 'onboarding_api', 'relay_broadcast', 'relay_mailbox', 'ws_submit_tx']
 
-export function chainRoutes (node: KithNode, nodeId: string): AnyRoute[] {
+export function chainRoutes (node: ChainView, nodeId: string): AnyRoute[] {
   const peers = (): Array<Record<string, unknown>> => node.peers().filter((p) => p.connected).map((p) => ({
     peer_id: p.peerId,
     ...(p.addrs[0] !== undefined ? { multiaddr: p.addrs[0] } : {}),
@@ -138,8 +138,8 @@ export function chainRoutes (node: KithNode, nodeId: string): AnyRoute[] {
         node_id: nodeId,
         peers: peers(),
         validators: validators(),
-        contracts: wellKnownContracts(node.store),
-        gas_price: Contracts.gasPrice(node.store)
+        contracts: wellKnownContracts(node.state),
+        gas_price: Contracts.gasPrice(node.state)
       })
     }),
     route({

@@ -8,7 +8,7 @@ import { z } from 'zod'
 import { addressOf, resolveAccount } from '../../chain/index.js'
 import { transfer, type Account } from '../../client/index.js'
 import { KithError } from '../../errors.js'
-import type { KithNode } from '../../node/index.js'
+import type { ChainView } from '../../node/index.js'
 import { route, type AnyRoute } from '../route.js'
 import { ErrorSchema } from '../schemas.js'
 
@@ -48,7 +48,7 @@ export const OnboardingResponseSchema = z.object({
   status: z.literal('accepted')
 }).meta({ id: 'OnboardingGrant' })
 
-export function onboardingRoutes (node: KithNode, opts: OnboardingOptions): AnyRoute[] {
+export function onboardingRoutes (node: ChainView, opts: OnboardingOptions): AnyRoute[] {
   const byIp = new ClaimLog(opts.perIpIntervalMs)
   const byKey = new ClaimLog(opts.perKeyIntervalMs)
   return [route({

@@ -1,6 +1,6 @@
 /** What an operator (and a client) learns about the node itself: its limits and whether a newer release exists. */
 import type { FeedService } from '../../feed/index.js'
-import type { EnvSettings, KithNode } from '../../node/index.js'
+import type { EnvSettings, ChainView } from '../../node/index.js'
 import type { RelayService } from '../../relay/index.js'
 import { UPDATE_CHECK_CACHE_MS, UpdateCheckSchema, UpdateChecker } from '../../release/index.js'
 import { BUILD, NODE_VERSION } from '../../version.js'
@@ -9,7 +9,7 @@ import { route, type AnyRoute } from '../route.js'
 import { ErrorSchema } from '../schemas.js'
 
 export interface OperatorRouteOptions {
-  node: KithNode
+  node: ChainView
   env: EnvSettings
   relay?: { service: RelayService, rateLimitPerSender: number }
   feed?: FeedService
@@ -24,7 +24,7 @@ export function operatorRoutes (opts: OperatorRouteOptions): AnyRoute[] {
       tag: 'discovery',
       summary: 'Every limit this node enforces: body and page caps, rate limits, fees, post size, mailbox, block and mempool bounds',
       responses: { 200: { description: 'limits; sizes in bytes, times in seconds, amounts in µT', schema: LimitsSchema } },
-      handler: () => nodeLimits({ env: opts.env, chainParams: opts.node.genesis.params, state: opts.node.store, mempool: opts.node.mempool.bounds, relay: opts.relay, feed: opts.feed })
+      handler: () => nodeLimits({ env: opts.env, chainParams: opts.node.genesis.params, state: opts.node.state, mempool: opts.node.mempoolBounds, relay: opts.relay, feed: opts.feed })
     }),
     route({
       method: 'get',
