@@ -41,11 +41,11 @@ export type { PostRecord } from './posts.js'
 export {
   CONTRACT_ID_RE, ContractKeys, Contracts, contractIdFor, gasCost, genesisContractId, installContract, isWellKnown, nextGasPrice,
   settleGasPrice
-} from './contracts.js'
+} from './contract-state.js'
 export type {
   CallRecord, ContractCallInput, ContractCallOutcome, ContractExecutor, ContractRecord, ContractStorageView, ContractTransfer,
   DeployInput, LogRecord, PreparedContract
-} from './contracts.js'
+} from './contract-state.js'
 export type { BlockContext, CreatePostPayload, TxRule } from './rules/index.js'
 
 // Accounts and the generic transaction builder, shared by the client (which re-exports them) and the relay's fee collector.

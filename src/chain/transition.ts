@@ -6,7 +6,7 @@
 import { KithError } from '../errors.js'
 import { parseOrThrow } from '../validation.js'
 import { blockHash, commitHash, txRootAndBytes, type Block } from './block.js'
-import { settleGasPrice, type ContractExecutor } from './contracts.js'
+import { settleGasPrice, type ContractExecutor } from './contract-state.js'
 import type { ChainParams } from './genesis.js'
 import { credit, debit } from './ledger.js'
 import { MAX_BLOCK_BYTES, MAX_BLOCK_TXS, MAX_TX_AGE_IN_BLOCK_MS, TIMESTAMP_TOLERANCE_MS } from './limits.js'

@@ -6,7 +6,7 @@
  */
 import { KithError } from '../errors.js'
 import { compareVersions } from './semver.js'
-import { displayUrl, newestRelease, readReleaseFeed, releaseTag, type Fetch } from './feed.js'
+import { displayUrl, newestRelease, readReleaseFeed, releaseTag, type Fetch } from './release-feed.js'
 import type { BuildInfo, UpdateCheck } from './schemas.js'
 
 export const UPDATE_CHECK_CACHE_MS = 60_000

@@ -8,6 +8,6 @@ export {
   BuildInfoSchema, ReleaseSchema, ReleaseFeedSchema, LatestReleaseSchema, UpdateCheckSchema,
   type BuildInfo, type Release, type ReleaseFeed, type UpdateCheck
 } from './schemas.js'
-export { readReleaseFeed, newestRelease, releaseTag, displayUrl, parseSourceUrl, MAX_FEED_BYTES, DEFAULT_SOURCE_TIMEOUT_MS, type Fetch, type FeedReadOptions } from './feed.js'
+export { readReleaseFeed, newestRelease, releaseTag, displayUrl, parseSourceUrl, MAX_FEED_BYTES, DEFAULT_SOURCE_TIMEOUT_MS, type Fetch, type FeedReadOptions } from './release-feed.js'
 export { UpdateChecker, UPDATE_CHECK_CACHE_MS, type UpdateCheckerOptions } from './check.js'
 export { runUpdate, installedVersion, MAX_ARTIFACT_BYTES, DOWNLOAD_TIMEOUT_MS, VERSIONS_DIR, CURRENT_LINK, type UpdateOptions, type UpdateReport } from './install.js'

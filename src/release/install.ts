@@ -13,7 +13,7 @@ import { lstat, mkdir, readdir, readlink, rename, rm, stat, symlink } from 'node
 import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
 import { KithError } from '../errors.js'
-import { newestRelease, readReleaseFeed, releaseTag, requestTarget, displayUrl, type Fetch } from './feed.js'
+import { newestRelease, readReleaseFeed, releaseTag, requestTarget, displayUrl, type Fetch } from './release-feed.js'
 import { compareVersions, isMajorJump, isSemVer } from './semver.js'
 
 const execFileP = promisify(execFile)

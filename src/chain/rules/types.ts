@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import type { ContractExecutor } from '../contracts.js'
+import type { ContractExecutor } from '../contract-state.js'
 import type { ChainParams } from '../genesis.js'
 import type { StateOverlay } from '../state.js'
 import type { Transaction } from '../tx.js'

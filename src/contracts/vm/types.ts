@@ -1,6 +1,6 @@
 /**
  * The contract VM's interface. The chain owns what its state transition sees of it (the
- * ContractExecutor port and its input and output records, src/chain/contracts.ts); the VM
+ * ContractExecutor port and its input and output records, src/chain/contract-state.ts); the VM
  * implements that port and names its records after its own vocabulary.
  */
 import type {
