@@ -5,6 +5,7 @@ import { Command, Option } from 'commander'
 import { pino } from 'pino'
 import { registerConfigCommand } from './config.js'
 import { flagValues } from './flags.js'
+import type { NodeApp } from '../app/index.js'
 import { stopOnSignals } from './shutdown.js'
 import { createTestnet } from './testnet.js'
 import { registerSidecarCommand } from './sidecar.js'
@@ -88,6 +89,14 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     return
   }
   const logger = pino({ level: config.log_level, base: { pid: process.pid } })
+  // a signal during start-up (opening the store, rebuilding indexes, dialing peers) stops what has
+  // started, as one after it does, instead of killing the process half-way
+  const running: { node?: NodeApp } = {}
+  let stopRequested = false
+  stopOnSignals(logger, async () => {
+    stopRequested = true
+    await running.node?.stop()
+  }, SHUTDOWN_GRACE_MS)
   logger.info({
     maxCpu: config.max_cpu, maxRamMb: config.max_ram_mb, verifyWorkers: caps.verifyWorkers, imageWorkers: caps.imageWorkers, viewPairs: caps.viewPairs,
     uvThreads: process.env.UV_THREADPOOL_SIZE ?? 'default', heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)
@@ -104,9 +113,15 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     pendingLimits: services.pending,
     denyPeers: denyListFromEnv()
   }, { logger })
-  await node.start()
-
-  stopOnSignals(logger, async () => await node.stop(), SHUTDOWN_GRACE_MS)
+  running.node = node
+  if (stopRequested) return
+  try {
+    await node.start()
+  } catch (err) {
+    // stop() aborted the start: the shutdown handler reports and sets the exit code
+    if (stopRequested) return
+    throw err
+  }
   followParent()
 }
 

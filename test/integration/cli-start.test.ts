@@ -1,7 +1,7 @@
 /** `bin/kith start` flags through a real process. */
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -48,6 +48,27 @@ describe('kith start', () => {
       assert.match(existing, /--alloc only applies when --dev creates a new home, and .* already has a genesis/)
       assert.match(existing, /bin\/kith keys import .*dev_account\.json --name dev/)
       assert.match(await kithFails(['start', '--home', home, '--alloc', alloc]), /start takes --alloc only with --dev/)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('SIGTERM during start-up stops what has started and exits 0, as after it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kith-early-stop-'))
+    try {
+      const home = join(dir, 'home')
+      await kithInit(home, {})
+      const child = spawn(KITH_BIN, ['start', '--home', home, '--http-addr', '127.0.0.1:0', ...ANY_P2P_PORT], { env: childEnv({}), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+      let out = ''
+      const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+      // the first line the node logs, before the store opens: the signal lands in the middle of start-up
+      await new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString()
+        if (out.includes('"resource caps"')) resolve()
+      }))
+      child.kill('SIGTERM')
+      assert.deepEqual(await exited, { code: 0, signal: null }, out)
+      assert.match(out, /"msg":"stopped"/)
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
