@@ -70,24 +70,25 @@ async function start (opts: Record<string, unknown>): Promise<void> {
       `(or remove ${home} to start a new chain)`)
   }
   if (dev && !created) await initDevHome(home, alloc ?? [])
-  // the node's assembly loads libp2p, Koa, lmdb and sharp (~1 s): only `start` needs it, not every wallet command
-  const { createNode, layeredEnv, readServiceSettings, unknownConfigKeys } = await import('../app/index.js')
   const loaded = await loadHome(home)
   const { config, deprecated } = resolveConfigLayers(loaded.fileConfig, flagValues(opts))
+  const caps = resourceCaps(config.max_cpu, config.max_ram_mb)
+  // the caps are applied by running the node as a child, which reads and warns about the rest
+  if (needsRelaunch(caps)) {
+    process.exitCode = await relaunch(caps)
+    return
+  }
   for (const old of deprecated) {
     const { key, flag } = DEPRECATED_NAMES[old]
     console.error(`warning: "${old}" (${flag}) is deprecated; use "${key}" (--${key.replace(/_/g, '-')}) instead`)
   }
+  // the node's assembly loads libp2p, Koa, lmdb and sharp (~1 s): only `start` needs it, not every wallet command
+  const { createNode, layeredEnv, readServiceSettings, unknownConfigKeys } = await import('../app/index.js')
   for (const key of unknownConfigKeys(loaded.fileConfig, [...Object.keys(NodeConfigSchema.shape), ...Object.keys(DEPRECATED_NAMES)])) {
     console.error(`warning: ${join(home, 'config.json')} sets "${key}", which is no setting; \`kith config --home ${home}\` lists them`)
   }
   // the SVC_* settings: defaults, then config.json, then the environment
   const services = readServiceSettings(layeredEnv(loaded.fileConfig, process.env).env)
-  const caps = resourceCaps(config.max_cpu, config.max_ram_mb)
-  if (needsRelaunch(caps)) {
-    process.exitCode = await relaunch(caps)
-    return
-  }
   const logger = pino({ level: config.log_level, base: { pid: process.pid } })
   // a signal during start-up (opening the store, rebuilding indexes, dialing peers) stops what has
   // started, as one after it does, instead of killing the process half-way

@@ -4,6 +4,7 @@
  * format, never on node internals.
  */
 import { sign, toBase64 } from '../crypto/index.js'
+import type { ContractRecord } from '../chain/index.js'
 import type { Account, Transaction } from './build.js'
 import type { PublishRequest, PublishResponse } from './feed.js'
 import type { FeedPostItem, Timeline, Trending } from '../feed/index.js'
@@ -28,31 +29,20 @@ export interface ClientOptions {
 }
 
 /**
- * A deployed contract as GET /api/contracts answers it: a copy of the API's ContractInfoSchema
- * (the client sits below the API and cannot import it), held equal to it by
- * test/unit/client/wire-types.test.ts.
+ * A deployed contract as GET /api/contracts answers it: the chain's record (version optional on
+ * the wire) and what the API adds, held equal to the API's ContractInfoSchema by
+ * test/unit/client/wire-types.test.ts (the client sits below the API and cannot import it).
  */
-export interface ContractInfo {
-  contract_id: string
-  name: string
+export type ContractInfo = Flat<Omit<ContractRecord, 'version'> & {
   version?: string | undefined
-  deployer: string
-  /** unix s */
-  deployed_at: number
-  deployed_height: number
-  deploy_tx: string
-  code_hash: string
-  code_size: number
-  methods: string[]
-  /** gas every call pays before any code runs (instantiating the module) */
-  call_base_gas: number
   /** deployed by the chain at genesis */
   well_known: boolean
   balance_ut: number
   log_count: number
-  /** order of deployment, from 1 */
-  seq: number
-}
+}>
+
+/** One object type instead of an intersection, as a response body is. */
+type Flat<T> = { [K in keyof T]: T[K] }
 
 function pageQuery (page: { limit?: number, before?: number }): string {
   const query = new URLSearchParams()

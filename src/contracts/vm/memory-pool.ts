@@ -10,43 +10,40 @@ const MAX_KEPT_PAGES = 64
  */
 const MAX_USES = 32
 
-interface Kept { memory: WebAssembly.Memory, uses: number }
-
 /**
  * Memories kept between calls, one per limits, zeroed when handed out: what a fresh memory
  * would hold, without the cost of making one (docs/contracts.md § Calls). A memory a call grew
  * is not kept: its size is no longer what the next call's module declares.
  */
 export class MemoryPool {
-  private readonly kept = new Map<string, Kept>()
+  private readonly kept = new Map<string, WebAssembly.Memory>()
+  /** calls each memory has served, kept or in use */
   private readonly uses = new WeakMap<WebAssembly.Memory, number>()
   private keptPages = 0
 
   take (limits: MemoryLimits): WebAssembly.Memory {
     const key = keyOf(limits)
-    const entry = this.kept.get(key)
-    if (entry === undefined) {
-      const memory = new WebAssembly.Memory(limits.maximum === undefined ? { initial: limits.initial } : { initial: limits.initial, maximum: limits.maximum })
-      this.uses.set(memory, 1)
-      return memory
+    let memory = this.kept.get(key)
+    if (memory === undefined) {
+      memory = new WebAssembly.Memory(limits.maximum === undefined ? { initial: limits.initial } : { initial: limits.initial, maximum: limits.maximum })
+    } else {
+      this.kept.delete(key)
+      this.keptPages -= limits.initial
+      new Uint8Array(memory.buffer).fill(0)
     }
-    this.kept.delete(key)
-    this.keptPages -= limits.initial
-    this.uses.set(entry.memory, entry.uses + 1)
-    new Uint8Array(entry.memory.buffer).fill(0)
-    return entry.memory
+    this.uses.set(memory, (this.uses.get(memory) ?? 0) + 1)
+    return memory
   }
 
   give (limits: MemoryLimits, memory: WebAssembly.Memory): void {
     const key = keyOf(limits)
-    const uses = this.uses.get(memory) ?? MAX_USES
-    if (uses >= MAX_USES || memory.buffer.byteLength !== limits.initial * PAGE_BYTES || this.kept.has(key)) return
-    this.kept.set(key, { memory, uses })
+    if ((this.uses.get(memory) ?? MAX_USES) >= MAX_USES || memory.buffer.byteLength !== limits.initial * PAGE_BYTES || this.kept.has(key)) return
+    this.kept.set(key, memory)
     this.keptPages += limits.initial
     for (const [oldest, old] of this.kept) {
       if (this.keptPages <= MAX_KEPT_PAGES) break
       this.kept.delete(oldest)
-      this.keptPages -= old.memory.buffer.byteLength / PAGE_BYTES
+      this.keptPages -= old.buffer.byteLength / PAGE_BYTES
     }
   }
 }

@@ -130,6 +130,22 @@ function scanData (r: Reader, facts: SectionFacts): void {
   }
 }
 
+interface Section { id: number, start: number, body: number, end: number }
+
+/** The sections of a module in order: id, where the section starts, where its body starts, where it ends. */
+function sectionsOf (wasm: Uint8Array): Section[] {
+  const sections: Section[] = []
+  let at = 8
+  while (at < wasm.length) {
+    const start = at
+    const header = new Reader(wasm, at + 1)
+    const size = header.u32()
+    at = header.at + size
+    sections.push({ id: wasm[start], start, body: header.at, end: at })
+  }
+  return sections
+}
+
 export function scanSections (wasm: Uint8Array): SectionFacts {
   const facts: SectionFacts = {
     memories: 0,
@@ -149,14 +165,8 @@ export function scanSections (wasm: Uint8Array): SectionFacts {
     stripped: wasm
   }
   const kept: Uint8Array[] = [wasm.subarray(0, 8)]
-  let at = 8
-  while (at < wasm.length) {
-    const start = at
-    const id = wasm[at]
-    const header = new Reader(wasm, at + 1)
-    const size = header.u32()
-    const body = new Reader(wasm, header.at)
-    at = header.at + size
+  for (const { id, start, body: bodyAt, end } of sectionsOf(wasm)) {
+    const body = new Reader(wasm, bodyAt)
     switch (id) {
       case TABLE: scanTables(body, facts); break
       case MEMORY:
@@ -170,7 +180,7 @@ export function scanSections (wasm: Uint8Array): SectionFacts {
       case DATA: scanData(body, facts); break
       case TAG: facts.hasTags = true; break
     }
-    if (id !== CUSTOM) kept.push(wasm.subarray(start, at))
+    if (id !== CUSTOM) kept.push(wasm.subarray(start, end))
   }
   facts.stripped = Buffer.concat(kept)
   return facts
@@ -215,15 +225,7 @@ function name (text: string): number[] {
  * so a call computes exactly what it computed before. A module without a memory comes back as is.
  */
 export function importOwnMemory (wasm: Uint8Array): { code: Uint8Array, memory: MemoryLimits | undefined } {
-  const sections: Array<{ id: number, start: number, body: number, end: number }> = []
-  let at = 8
-  while (at < wasm.length) {
-    const start = at
-    const header = new Reader(wasm, at + 1)
-    const size = header.u32()
-    at = header.at + size
-    sections.push({ id: wasm[start], start, body: header.at, end: at })
-  }
+  const sections = sectionsOf(wasm)
   const memorySection = sections.find((s) => s.id === MEMORY)
   if (memorySection === undefined) return { code: wasm, memory: undefined }
   const r = new Reader(wasm, memorySection.body)

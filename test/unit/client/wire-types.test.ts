@@ -52,7 +52,7 @@ export const clientTypes: [
   Expect<Equal<ClientFeedPostItem, Out<typeof FeedPostItemSchema>>>,
   Expect<Equal<ClientTimeline, Out<typeof TimelineSchema>>>,
   Expect<Equal<ClientTrending, Out<typeof TrendingSchema>>>,
-  // a hand copy: the client sits below the API, so it cannot import the API's schema types
+  // the chain record plus what the API adds: the client sits below the API, so it cannot import the schema
   Expect<Equal<ClientContractInfo, Out<typeof ContractInfoSchema>>>
 ] = [true, true, true, true, true, true, true, true]
 
