@@ -124,7 +124,7 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     // bodies are hosted under the node's account key, which CREATE_POST fees credit (as relay fees do)
     const feed = new FeedService({
       dataDir: home.dataDir,
-      chain: { state: node.store, scan: (prefix) => node.store.scanState(prefix) },
+      chain: { state: node.state, scan: (prefix) => node.scanState(prefix) },
       hostingRelay: node.validatorPub,
       scrubber,
       pendingLimits: app.pendingLimits,
@@ -141,9 +141,9 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     feed.start()
     const metrics = new NodeMetrics({
       height: () => node.head().height,
-      round: () => node.engine.status().round,
-      mempoolTxs: () => node.mempool.size,
-      mempoolBytes: () => node.mempool.sizeBytes,
+      round: () => node.round(),
+      mempoolTxs: () => node.mempoolSize(),
+      mempoolBytes: () => node.mempoolBytes(),
       peers: () => node.peers().filter((p) => p.connected).length,
       mailboxEnvelopes: () => relay.store.size.envelopes,
       mailboxDirs: [join(home.dataDir, 'relay')],
@@ -178,13 +178,10 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       logger: logger.child({ module: 'libp2p' }),
       metricsRegistry: metrics.registry,
       ...(app.denyPeers !== undefined ? { denyPeers: app.denyPeers } : {})
-    }, {
-      onGossip: async (topic, data, via) => await node.network.onGossip(topic, data, via),
-      onRequest: async (data, from) => await node.network.onRequest(data, from)
-    })
+    }, node.networkHandlers())
     started('p2p', async () => await p2p.stop())
     node.attachNetwork(p2p)
-    node.network.attachRelay(relay)
+    node.attachRelay(relay)
     const api = createApi({
       node, nodeId: p2p.peerId, env: app.env, logger,
       onboarding: await onboardingOptions(home.dir, config),

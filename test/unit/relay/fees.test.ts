@@ -217,7 +217,7 @@ describe('RelayFees collector (RELAY_PROOF through the node)', () => {
       assert.equal(lines.filter((l) => l.msg === 'RELAY_PROOF submitted').length, 1, 'one proof for one claim')
 
       node.start()
-      await until('the proof committed', () => node.store.get(StateKeys.relayProof(envelope.id)))
+      await until('the proof committed', () => node.state.get(StateKeys.relayProof(envelope.id)))
       await fees.collect()
       assert.deepEqual(fees.claims(), [])
       assert.equal(lines.filter((l) => l.msg === 'RELAY_PROOF submitted').length, 1, 'one proof for one claim')
@@ -251,7 +251,7 @@ describe('RelayFees collector (RELAY_PROOF through the node)', () => {
       assert.deepEqual(fees.claims(), [])
       const dropped = lines.filter((l) => l.msg.startsWith('relay fee dropped'))
       assert.deepEqual(dropped.map((l) => [l.envelopeId, l.code]), [[refused.id, undefined], [spent.id, 'TX_INSUFFICIENT_FUNDS']])
-      assert.equal(node.store.get(StateKeys.relayProof(spent.id)), undefined)
+      assert.equal(node.state.get(StateKeys.relayProof(spent.id)), undefined)
       await fees.close()
     })
   })
