@@ -58,7 +58,7 @@ export interface ApiServer {
   /** present when `realtime` was given */
   gateway: RealtimeGateway | undefined
   listen (host: string | undefined, port: number): Promise<AddressInfo>
-  close (): Promise<void>
+  stop (): Promise<void>
 }
 
 export function createApi (opts: ApiOptions): ApiServer {
@@ -123,9 +123,9 @@ export function createApi (opts: ApiOptions): ApiServer {
       server.on('error', (err: NodeJS.ErrnoException) => log.warn({ code: err.code }, 'accepting a connection failed'))
       return server.address() as AddressInfo
     },
-    async close () {
+    async stop () {
       // WebSockets and event streams first: they never end by themselves, and server.close() waits for them
-      await gateway?.close()
+      await gateway?.stop()
       // from now on every response closes its connection, so keep-alive clients let go
       server.prependListener('request', (_req, res) => { res.shouldKeepAlive = false })
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))

@@ -81,7 +81,7 @@ interface PendingBody extends Claim {
 }
 
 export class FeedService {
-  readonly index = new FeedIndex()
+  private readonly index = new FeedIndex()
   private readonly store: FeedBodyStore
   private readonly log: Logger
   private readonly now: () => number
@@ -104,6 +104,11 @@ export class FeedService {
     this.views = new ViewLimiter(opts.maxViewPairs)
     this.pendingLimits = opts.pendingLimits ?? DEFAULT_PENDING_LIMITS
     this.pendingTtlMs = opts.pendingTtlMs ?? DEFAULT_PENDING_TTL_MS
+  }
+
+  /** Committed posts the indexes hold (for /metrics and /api/limits). */
+  get livePostCount (): number {
+    return this.index.size
   }
 
   /** Bytes of stored bodies counted against the disk quota (committed and pending). */
@@ -165,7 +170,7 @@ export class FeedService {
     this.sweepTimer.unref()
   }
 
-  async close (): Promise<void> {
+  async stop (): Promise<void> {
     if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer)
     await Promise.allSettled([...this.inFlight.values()].map(async ({ answer }) => await answer))
     await this.store.close()

@@ -101,7 +101,7 @@ export class MediaScrubber {
   }
 
   /** Stops the image workers; scrubs still waiting or running fail with UNAVAILABLE. */
-  async close (): Promise<void> {
+  async stop (): Promise<void> {
     await this.pool.close()
   }
 }

@@ -165,7 +165,7 @@ export class RealtimeGateway {
   }
 
   /** Closes every socket with 1001 and every stream, stops taking upgrades; resolves once all are gone (or cut). */
-  async close (): Promise<void> {
+  async stop (): Promise<void> {
     this.closing = true
     for (const timer of this.timers) clearInterval(timer)
     for (const undo of this.detach) undo()

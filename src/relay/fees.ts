@@ -151,7 +151,7 @@ export class RelayFees {
     this.timer.unref()
   }
 
-  async close (): Promise<void> {
+  async stop (): Promise<void> {
     this.stopped = true
     if (this.timer !== undefined) clearInterval(this.timer)
     this.timer = undefined

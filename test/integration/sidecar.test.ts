@@ -188,7 +188,7 @@ describe('MediaScrubber and the sidecar', () => {
     scrubbers.push(s)
     return s
   }
-  after(async () => { await Promise.all(scrubbers.map(async (s) => { await s.close() })) })
+  after(async () => { await Promise.all(scrubbers.map(async (s) => { await s.stop() })) })
 
   async function failsWith (promise: Promise<unknown>, code: string, message: RegExp): Promise<void> {
     await assert.rejects(promise, (err: unknown) => {

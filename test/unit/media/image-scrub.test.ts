@@ -121,7 +121,7 @@ before(async () => {
 })
 
 after(async () => {
-  await scrubber.close()
+  await scrubber.stop()
   await rm(tempDir, { recursive: true, force: true })
 })
 
@@ -279,7 +279,7 @@ describe('image scrub: refusals', () => {
     try {
       await rejected(good, 'image/jpeg', 'MEDIA_INVALID', /^image is 1200×800 = 1\.0 megapixels, over the limit of 0\.5$/, small)
     } finally {
-      await small.close()
+      await small.stop()
     }
   })
 })

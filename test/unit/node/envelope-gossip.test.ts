@@ -43,7 +43,7 @@ async function withBridge (fn: (ctx: { bridge: NetworkHandlers, port: RecordingP
     try {
       await fn({ bridge, port, service })
     } finally {
-      await service.close()
+      await service.stop()
       await node.stop()
     }
   })
