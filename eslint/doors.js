@@ -1,8 +1,8 @@
 /**
  * The rule `doors/through-the-door`: each folder under src/ has one door, its index.ts. A file in
  * src/ or bench/ may import another folder's files only through that door (`../chain/index.js`),
- * or through a sub-door listed in SUB_DOORS; imports within one folder (and its subfolders), and
- * of src/'s top-level files (errors.ts, validation.ts, ...), are free. A real exception is
+ * or through a sub-door listed in SUB_DOORS; imports within one folder (and its subfolders) are
+ * free. A real exception is
  * written where it stands, with `// eslint-disable-next-line doors/through-the-door -- why`.
  */
 import path from 'node:path'

@@ -22,7 +22,7 @@ import {
 import { P2PHost } from '../p2p/index.js'
 import type { RealtimeLimits } from '../realtime/index.js'
 import { RelayFees, RelayService, sealKeyFromEd25519, type RelayEnv } from '../relay/index.js'
-import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
+import { NODE_VERSION, PROTOCOL_VERSION } from '../release/index.js'
 
 /** Everything a node is built from, read by the caller from flags, files and environment. */
 export interface NodeAppConfig {

@@ -13,8 +13,8 @@ import {
   type StateReader, type StateValue, type Transaction
 } from '../chain/index.js'
 import { verify } from '../crypto/index.js'
-import { KithError } from '../errors.js'
-import { parseOrThrow } from '../validation.js'
+import { KithError } from '../errors/index.js'
+import { parseOrThrow } from '../validation/index.js'
 import { FeedBodyStore, type BodyMeta } from './body-store.js'
 import { FeedIndex, type IndexedPost, type NewPost } from './feed-index.js'
 import { HASHTAG_RULE, extractHashtags } from './hashtags.js'

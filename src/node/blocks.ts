@@ -13,7 +13,7 @@ import {
 import type { Validator } from '../consensus/index.js'
 import type { ContractEngine } from '../contracts/index.js'
 import { fromBase64, type KeyPair, type VerifyPool } from '../crypto/index.js'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import type { Mempool } from '../mempool/index.js'
 import type { ChainHead, ChainStore } from '../storage/index.js'
 import type { CommitCertificates } from './certificates.js'

@@ -13,7 +13,7 @@ import {
   proposalSignBytes, voteSignBytes, type ConsensusInput, type Proposal, type TendermintEngine, type Validator, type Vote
 } from '../consensus/index.js'
 import { fromBase64, verify } from '../crypto/index.js'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import type { GossipTopic, Validation } from '../p2p/index.js'
 import { answerSyncRequest, pullFromPeer, type PeerOutcome, type RelayService } from '../relay/index.js'
 import type { StoredBlock } from '../storage/index.js'

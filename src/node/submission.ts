@@ -11,10 +11,10 @@ import {
 } from '../chain/index.js'
 import type { ContractEngine } from '../contracts/index.js'
 import { fromBase64, type VerifyPool } from '../crypto/index.js'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import type { Mempool } from '../mempool/index.js'
 import type { ChainStore } from '../storage/index.js'
-import { parseOrThrow } from '../validation.js'
+import { parseOrThrow } from '../validation/index.js'
 import type { Clock } from './clock.js'
 import type { LagGate } from './lag-gate.js'
 

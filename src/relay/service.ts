@@ -10,8 +10,8 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { z } from 'zod'
 import { fromBase64, toBase64, toHex } from '../crypto/index.js'
-import { KithError } from '../errors.js'
-import { parseOrThrow, safeParse } from '../validation.js'
+import { KithError } from '../errors/index.js'
+import { parseOrThrow, safeParse } from '../validation/index.js'
 import {
   Base64TextSchema, DeleteProofSchema, MAX_SEND_PLAINTEXT_BYTES, OwnerProofSchema, PEER_FUTURE_TOLERANCE_MS, SIGNED_TS_TOLERANCE_MS, X25519PubSchema,
   base64DecodedLength, checkPeerEnvelope, deleteText, envelopeFromUpload, verifiedText,

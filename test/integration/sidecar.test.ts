@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { pino } from 'pino'
-import { KithError } from '../../src/errors.js'
+import { KithError } from '../../src/errors/index.js'
 import { STATUS_BY_CODE } from '../../src/api/errors.js'
 import { MediaScrubber, ffmpegPath, readMediaEnv, type MediaEnv } from '../../src/media/index.js'
 import {

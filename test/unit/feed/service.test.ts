@@ -15,7 +15,7 @@ import {
   GenesisSchema, StateOverlay, applyTx, checkStateless, genesisState, postFee, type BlockContext, type StateValue, type Transaction
 } from '../../../src/chain/index.js'
 import { accountFrom, createPostTx, followTx, postActionTx, publishRequest, type Account, type PublishResponse } from '../../../src/client/index.js'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { FeedService, DEFAULT_PENDING_TTL_MS, type FeedChain } from '../../../src/feed/index.js'
 import { FeedBodyStore, type BodyMeta } from '../../../src/feed/body-store.js'
 import { aliceKey, bobKey, carolKey, validatorKey, VALIDATOR, ALICE, BOB, CAROL } from '../../helpers/fixtures.js'
