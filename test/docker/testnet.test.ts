@@ -116,13 +116,14 @@ describe('the Docker testnet on a real engine', { timeout: 30 * 60_000 }, () => 
   const containers = new Map<string, string>()
   const t0 = Date.now()
 
-  const dc = async (args: string[], timeoutMs = 300_000): Promise<Run> =>
-    await run(compose[0], [...compose.slice(1), '-f', join(REPO_ROOT, 'docker', 'compose.yml'), '--profile', 'join', ...args], { timeoutMs })
+  /** the compose command; `join` adds the joiner's profile (with it, a plain `up` would start node4 too) */
+  const dc = async (args: string[], timeoutMs = 300_000, withJoiner = false): Promise<Run> =>
+    await run(compose[0], [...compose.slice(1), '-f', join(REPO_ROOT, 'docker', 'compose.yml'), ...(withJoiner ? ['--profile', 'join'] : []), ...args], { timeoutMs })
 
   async function container (service: string): Promise<string> {
     const known = containers.get(service)
     if (known !== undefined) return known
-    const id = (await dc(['ps', '-q', service])).stdout.trim()
+    const id = (await dc(['ps', '-q', service], 60_000, service === 'node4')).stdout.trim()
     assert.ok(id !== '', `no container for ${service}`)
     containers.set(service, id)
     return id
@@ -186,7 +187,7 @@ describe('the Docker testnet on a real engine', { timeout: 30 * 60_000 }, () => 
     const quiet = async (fn: () => Promise<unknown>): Promise<void> => { await fn().catch((err: Error) => console.log(`# teardown: ${err.message.split('\n')[0]}`)) }
     if (compose !== undefined) {
       await quiet(async () => await dc(['logs', '--no-color', '--tail', '30'], 60_000).then((r) => writeFile(join(tmpdir(), `${PROJECT}-logs.txt`), r.stdout)))
-      await quiet(async () => await dc(['down', '--volumes', '--remove-orphans', '--timeout', '15'], 120_000))
+      await quiet(async () => await dc(['down', '--volumes', '--remove-orphans', '--timeout', '15'], 120_000, true))
     }
     if (daemon !== undefined) {
       daemon.kill('SIGTERM')
@@ -306,7 +307,7 @@ describe('the Docker testnet on a real engine', { timeout: 30 * 60_000 }, () => 
     const info = await api<{ node_id: string }>('node0', '/api/network-info')
     assert.match(info.node_id, /^12D3Koo/)
     env = { ...env, KITH_PEER: `/dns4/node0/tcp/4001/p2p/${info.node_id}` }
-    await dc(['up', '-d', '--no-build', '--no-deps', 'node4'])
+    await dc(['up', '-d', '--no-build', '--no-deps', 'node4'], 300_000, true)
     const target = await height('node0')
     await timed('join (node4 up to node0\'s height)', async () => {
       await waitFor(async () => await heightOrZero('node4') >= target, 120_000, { intervalMs: 500, message: `node4 did not reach height ${target} within 120 s` })
