@@ -274,6 +274,10 @@ describe('the Docker testnet on a real engine', { timeout: 30 * 60_000 }, () => 
       (await run('docker', ['inspect', '-f', '{{.State.Health.Status}}', await container(s)])).stdout.trim()))
     await waitFor(async () => (await health()).every((h) => h === 'healthy'), 90_000, { intervalMs: 1000, message: 'not every service became healthy' })
       .catch(async (err: Error) => { throw new Error(`${err.message}: ${(await health()).join(' ')}`) })
+    // the nodes reach the sidecar by its service name, as SVC_MEDIA_SIDECAR_URL says
+    const sidecar = await run('docker', ['exec', await container('node1'), 'node', '-e',
+      'fetch(process.env.SVC_MEDIA_SIDECAR_URL + "/v1/health").then(async (r) => process.stdout.write(r.status + " " + await r.text()), () => process.exit(4))'])
+    assert.match(sidecar.stdout, /^200 /, `the sidecar from node1: ${sidecar.stdout}`)
     await sameHashEverywhere(['node0', 'node1', 'node2', 'node3'])
   })
 
