@@ -167,7 +167,7 @@ export async function runMediaBench (config: Partial<MediaBenchConfig> = {}, log
         }
       }
     } finally {
-      await Promise.all([one.close(), two.close()])
+      await Promise.all([one.stop(), two.stop()])
     }
     const scrubber = timing(samples.scrubber)
     const scrubber2Threads = timing(samples.scrubber2Threads)
@@ -195,7 +195,7 @@ export async function runMediaBench (config: Partial<MediaBenchConfig> = {}, log
         }
       }
     } finally {
-      await Promise.all(pools.map(async (pool) => { await pool.close() }))
+      await Promise.all(pools.map(async (pool) => { await pool.stop() }))
     }
     const images = cfg.concurrentRounds * 4
     const [concurrent, concurrent2Threads] = pools.map((_, i): Concurrent => ({

@@ -6,7 +6,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
-import { KithError, type ErrorCode } from '../errors.js'
+import { KithError, type ErrorCode } from '../errors/index.js'
 import { requestLog } from './request-id.js'
 
 /** Every error answer names its code here: the body is `{"error": "..."}` alone (spec "Errors"). */

@@ -176,8 +176,8 @@ export function nodeLimits (src: LimitSources): Limits {
             max_envelopes_per_mailbox: relay.service.limits.maxPerMailbox,
             max_envelopes_per_sender: relay.service.limits.maxPerSender,
             max_stored_bytes: Number.isFinite(relay.service.limits.maxStoredBytes) ? relay.service.limits.maxStoredBytes : null,
-            stored_bytes: relay.service.store.storedBytes,
-            stored_envelopes: relay.service.store.size.envelopes,
+            stored_bytes: relay.service.storedBytes,
+            stored_envelopes: relay.service.storedEnvelopes,
             sender_rate_limit_rps: relay.rateLimitPerSender,
             client_mailbox_per_min: relay.service.admission.limits.clientMailboxPerMin,
             client_mailbox_max: relay.service.admission.limits.clientMailboxMax,
@@ -217,7 +217,7 @@ export function nodeLimits (src: LimitSources): Limits {
               funds_rule: 'balance ≥ the estimated fee of this post + the estimated fees of the author\'s other uncommitted posts',
               bodies: src.feed.diskUsage().pendingBodies
             },
-            live_posts: src.feed.index.size,
+            live_posts: src.feed.livePostCount,
             image: { max_side_px: MAX_SIDE_PX, jpeg_quality: JPEG_QUALITY }
           }
         }

@@ -2,7 +2,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { Context, Next } from 'koa'
 import { secretsEqual } from '../crypto/index.js'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 
 declare module 'koa' {
   interface Request {

@@ -1,7 +1,7 @@
 /** Builds the OpenAPI 3.1 document from the route declarations. */
 import type { z } from 'zod'
 import { createDocument } from 'zod-openapi'
-import { NODE_VERSION } from '../version.js'
+import { NODE_VERSION } from '../release/index.js'
 import type { AnyRoute } from './route.js'
 import { ERROR_CODE_HEADER, STATUS_BY_CODE } from './errors.js'
 

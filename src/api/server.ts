@@ -12,8 +12,8 @@ import Koa, { type Context } from 'koa'
 import Router from '@koa/router'
 import type { Logger } from 'pino'
 import type { EnvSettings, ChainView } from '../node/index.js'
-import { KithError } from '../errors.js'
-import { parseOrThrow } from '../validation.js'
+import { KithError } from '../errors/index.js'
+import { parseOrThrow } from '../validation/index.js'
 import { answerClientError, answerFailed, errorAnswer, errorMiddleware } from './errors.js'
 import { jsonBody, privateMode, rateLimit, RateLimiter, requireBearer, tokenMatches, type AccessOptions } from './middleware.js'
 import { openApiDocument } from './openapi.js'
@@ -33,7 +33,7 @@ import { explorerRoutes, type ExplorerSite } from './routes/explorer.js'
 import type { NodeMetrics } from '../metrics/index.js'
 import { realtimeRoutes } from './routes/realtime.js'
 import { REALTIME_SCHEMAS, RealtimeGateway, type RealtimeLimits } from '../realtime/index.js'
-import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
+import { NODE_VERSION, PROTOCOL_VERSION } from '../release/index.js'
 
 /** How long in-flight requests get to finish when the node shuts down. */
 const CLOSE_GRACE_MS = 3000
@@ -58,7 +58,7 @@ export interface ApiServer {
   /** present when `realtime` was given */
   gateway: RealtimeGateway | undefined
   listen (host: string | undefined, port: number): Promise<AddressInfo>
-  close (): Promise<void>
+  stop (): Promise<void>
 }
 
 export function createApi (opts: ApiOptions): ApiServer {
@@ -123,9 +123,9 @@ export function createApi (opts: ApiOptions): ApiServer {
       server.on('error', (err: NodeJS.ErrnoException) => log.warn({ code: err.code }, 'accepting a connection failed'))
       return server.address() as AddressInfo
     },
-    async close () {
+    async stop () {
       // WebSockets and event streams first: they never end by themselves, and server.close() waits for them
-      await gateway?.close()
+      await gateway?.stop()
       // from now on every response closes its connection, so keep-alive clients let go
       server.prependListener('request', (_req, res) => { res.shouldKeepAlive = false })
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))

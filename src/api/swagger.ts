@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { z } from 'zod'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import { route, type AnyRoute } from './route.js'
 
 /** The page's files by name: a Map, so a request for `constructor` or `__proto__` finds nothing (404), not Object's own members. */

@@ -22,7 +22,7 @@ import {
 import { P2PHost } from '../p2p/index.js'
 import type { RealtimeLimits } from '../realtime/index.js'
 import { RelayFees, RelayService, sealKeyFromEd25519, type RelayEnv } from '../relay/index.js'
-import { NODE_VERSION, PROTOCOL_VERSION } from '../version.js'
+import { NODE_VERSION, PROTOCOL_VERSION } from '../release/index.js'
 
 /** Everything a node is built from, read by the caller from flags, files and environment. */
 export interface NodeAppConfig {
@@ -88,7 +88,7 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
 
     check()
     const verifyPool = new VerifyPool(caps.verifyWorkers)
-    started('verify workers', async () => await verifyPool.close())
+    started('verify workers', async () => await verifyPool.stop())
     const lagGate = config.admission_max_lag_ms > 0 ? new LagGate({ ...DEFAULT_LAG_GATE, maxLagMs: config.admission_max_lag_ms }) : undefined
     if (lagGate !== undefined) started('event-loop lag watch', watchEventLoop(lagGate))
     const node = await KithNode.open({
@@ -104,7 +104,7 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     started('node', async () => await node.stop())
     // the relay identity that paid envelopes name is the node's account key
     const fees = RelayFees.open({ dataDir: home.dataDir, relayKey: home.validatorKey, node, logger })
-    started('relay fees', async () => await fees.close())
+    started('relay fees', async () => await fees.stop())
     const relay = new RelayService({
       dataDir: home.dataDir,
       ttlMs: app.relay.ttlMs,
@@ -117,14 +117,14 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       feeCheck: fees.check
     })
     relay.start()
-    started('relay', async () => await relay.close())
-    fees.start((id) => relay.store.has(id))
+    started('relay', async () => await relay.stop())
+    fees.start((id) => relay.hasEnvelope(id))
     const scrubber = MediaScrubber.start({ env: app.media, logger, ...(caps.imageWorkers !== undefined ? { workers: caps.imageWorkers } : {}) })
-    started('media scrubber', async () => await scrubber.close())
+    started('media scrubber', async () => await scrubber.stop())
     // bodies are hosted under the node's account key, which CREATE_POST fees credit (as relay fees do)
     const feed = new FeedService({
       dataDir: home.dataDir,
-      chain: { state: node.store, scan: (prefix) => node.store.scanState(prefix) },
+      chain: { state: node.state, scan: (prefix) => node.scanState(prefix) },
       hostingRelay: node.validatorPub,
       scrubber,
       pendingLimits: app.pendingLimits,
@@ -134,21 +134,21 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     })
     // indexes are rebuilt before the node commits anything, then follow every committed block
     await feed.open()
-    started('feed', async () => await feed.close())
+    started('feed', async () => await feed.stop())
     // The feed's two phases: publish (a CREATE_POST submitted here must match the body published
     // here: a submission check), then commit (each committed block updates the feed's indexes).
     joinFeed(feed, node, logger)
     feed.start()
     const metrics = new NodeMetrics({
       height: () => node.head().height,
-      round: () => node.engine.status().round,
-      mempoolTxs: () => node.mempool.size,
-      mempoolBytes: () => node.mempool.sizeBytes,
+      round: () => node.round(),
+      mempoolTxs: () => node.mempoolSize(),
+      mempoolBytes: () => node.mempoolBytes(),
       peers: () => node.peers().filter((p) => p.connected).length,
-      mailboxEnvelopes: () => relay.store.size.envelopes,
+      mailboxEnvelopes: () => relay.storedEnvelopes,
       mailboxDirs: [join(home.dataDir, 'relay')],
       feedBodyBytes: () => feed.diskUsedBytes,
-      feedPosts: () => feed.index.size,
+      feedPosts: () => feed.livePostCount,
       contracts: () => Contracts.count(node.state),
       gasPrice: () => Contracts.gasPrice(node.state),
       contractDeploys: () => node.contractDeployStats()
@@ -178,13 +178,10 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       logger: logger.child({ module: 'libp2p' }),
       metricsRegistry: metrics.registry,
       ...(app.denyPeers !== undefined ? { denyPeers: app.denyPeers } : {})
-    }, {
-      onGossip: async (topic, data, via) => await node.network.onGossip(topic, data, via),
-      onRequest: async (data, from) => await node.network.onRequest(data, from)
-    })
+    }, node.networkHandlers())
     started('p2p', async () => await p2p.stop())
     node.attachNetwork(p2p)
-    node.network.attachRelay(relay)
+    node.attachRelay(relay)
     const api = createApi({
       node, nodeId: p2p.peerId, env: app.env, logger,
       onboarding: await onboardingOptions(home.dir, config),
@@ -194,7 +191,7 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       realtime: app.realtime,
       explorer: app.env.disableExplorer ? undefined : explorerSite()
     })
-    started('api', async () => await api.close())
+    started('api', async () => await api.stop())
     const { host, port } = parseListenAddr(config.http_addr)
     const address = await api.listen(host, port)
     check()

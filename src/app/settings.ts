@@ -8,7 +8,7 @@ import { readPendingLimits, type PendingLimits } from '../feed/index.js'
 import { readMediaEnv, type MediaEnv } from '../media/index.js'
 import { readRealtimeEnv, type RealtimeLimits } from '../realtime/index.js'
 import { readRelayEnv, type RelayEnv } from '../relay/index.js'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import { readEnv, type EnvSettings } from '../node/index.js'
 
 /** What the subsystems read from the layered environment. */

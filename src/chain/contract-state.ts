@@ -6,7 +6,7 @@
  * Layout and rules: docs/contracts.md.
  */
 import { sha256Hex } from '../crypto/index.js'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import { asState } from './registry.js'
 import { MAX_BLOCK_GAS, MAX_GAS_PRICE } from './limits.js'
 import type { StateOverlay, StateReader } from './state.js'

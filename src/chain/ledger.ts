@@ -1,5 +1,5 @@
 /** Balance moves on a state overlay. */
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import { StateKeys, type StateOverlay, type StateReader } from './state.js'
 
 export function balanceOf (state: StateReader, pubkey: string): number {

@@ -3,8 +3,8 @@
  * clock or randomness: time comes from the caller (node clock at submission, block time
  * when a block is applied) so every node decides the same.
  */
-import { KithError } from '../errors.js'
-import { parseOrThrow } from '../validation.js'
+import { KithError } from '../errors/index.js'
+import { parseOrThrow } from '../validation/index.js'
 import { blockHash, commitHash, txRootAndBytes, type Block } from './block.js'
 import { settleGasPrice, type ContractExecutor } from './contract-state.js'
 import type { ChainParams } from './genesis.js'

@@ -4,8 +4,8 @@
  */
 import { z } from 'zod'
 import { fromBase64, sha256, sign, toBase64, verify } from '../crypto/index.js'
-import { KithError } from '../errors.js'
-import { base64String } from '../validation.js'
+import { KithError } from '../errors/index.js'
+import { base64String } from '../validation/index.js'
 
 export const TX_TYPES = [
   'TRANSFER', 'CONTACT_REQUEST', 'ACCEPT_CONTACT', 'CONTACT_BLOCK', 'REGISTER_KEY', 'REGISTER_RELAY',

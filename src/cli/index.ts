@@ -13,7 +13,8 @@ import { registerUpdateCommand } from './update.js'
 import { registerWalletCommands } from './wallet/index.js'
 import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
 import { GenesisSchema, isPubkeyHex } from '../chain/index.js'
-import { parseOrThrow } from '../validation.js'
+import { BUILD, PROTOCOL_VERSION } from '../release/index.js'
+import { parseOrThrow } from '../validation/index.js'
 import { followParent, needsRelaunch, relaunch, resourceCaps } from './resource-caps.js'
 import { getHeapStatistics } from 'node:v8'
 import {
@@ -24,6 +25,12 @@ const DEV_HOME = '.kith'
 /** µT credited to the dev account of `start --dev`: one million T. */
 const DEV_ACCOUNT_UT = 1_000_000 * 1_000_000
 const SHUTDOWN_GRACE_MS = 10_000
+
+/** `kith --version`: the tag, the commit it was built from (when stamped) and the protocol version. */
+function versionLine (): string {
+  const commit = BUILD.commit === undefined ? '' : ` (${BUILD.commit.slice(0, 12)}${BUILD.dirty === 'true' ? ', dirty' : ''})`
+  return `kith ${BUILD.tag}${commit}, protocol ${PROTOCOL_VERSION}`
+}
 
 function parseAlloc (value: string, previous: Array<{ pub_key: string, amount_ut: number }> = []): Array<{ pub_key: string, amount_ut: number }> {
   const [pub, amount] = value.split('=')
@@ -129,6 +136,9 @@ async function start (opts: Record<string, unknown>): Promise<void> {
 
 export function buildProgram (): Command {
   const program = new Command('kith').description('kith node: permissioned chain, encrypted relay mailbox, social feed').showHelpAfterError()
+    .version(versionLine(), '-V, --version', 'print the version, its build commit and the wire protocol version')
+    // kith's own options only before a command: `contract deploy --version V` is the contract's version
+    .enablePositionalOptions()
 
   program.command('init')
     .description('create a home directory: node key, validator key, config and a single-validator genesis')

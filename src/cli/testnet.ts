@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path'
 import { GenesisSchema, formatTimestamp } from '../chain/index.js'
 import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
 import { genesisRelayOf, initHome } from '../node/index.js'
-import { parseOrThrow } from '../validation.js'
+import { parseOrThrow } from '../validation/index.js'
 
 export interface TestnetOptions {
   validators: number

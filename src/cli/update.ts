@@ -6,8 +6,7 @@
 import { basename, dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
-import { DEFAULT_SOURCE_TIMEOUT_MS, VERSIONS_DIR, parseSourceUrl, runUpdate } from '../release/index.js'
-import { NODE_VERSION } from '../version.js'
+import { DEFAULT_SOURCE_TIMEOUT_MS, NODE_VERSION, VERSIONS_DIR, parseSourceUrl, runUpdate } from '../release/index.js'
 
 interface UpdateFlags {
   source?: string

@@ -8,7 +8,7 @@ import type { ContractRecord } from '../chain/index.js'
 import type { Account, Transaction } from './build.js'
 import type { PublishRequest, PublishResponse } from './feed.js'
 import type { FeedPostItem, Timeline, Trending } from '../feed/index.js'
-import { INBOX_AUTH_HEADER, inboxAuthHeader, inboxReadText, type InboxReadEndpoint } from '../inbox-read.js'
+import { INBOX_AUTH_HEADER, inboxAuthHeader, inboxReadText, type InboxReadEndpoint } from '../protocol/index.js'
 import type { InboxItem } from '../relay/index.js'
 
 export type { InboxItem, FeedPostItem, Timeline, Trending }

@@ -4,7 +4,7 @@
  */
 import { sha256Hex } from '../crypto/index.js'
 import type { ContractExecutor, PreparedContract } from '../chain/index.js'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import { createInlineVm, createWorkerVm, type ContractVm } from './vm/index.js'
 import {
   DEFAULT_WALL_CLOCK_MS, MAX_CALL_DEPTH, MAX_DATA_BYTES, MAX_DATA_SEGMENTS, MAX_ELEMENT_SEGMENTS, MAX_EXPORTS, MAX_FUNCTIONS, MAX_GLOBALS, MAX_KEY_BYTES,

@@ -71,7 +71,7 @@ export class VerifyPool {
     worker.postMessage(batch, [batch.packed])
   }
 
-  async close (): Promise<void> {
+  async stop (): Promise<void> {
     await Promise.all(this.workers.map(async (w) => await w.terminate()))
   }
 }

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Context } from 'koa'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import { STYLESHEET } from './style.js'
 
 interface Asset {

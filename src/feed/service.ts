@@ -13,8 +13,8 @@ import {
   type StateReader, type StateValue, type Transaction
 } from '../chain/index.js'
 import { verify } from '../crypto/index.js'
-import { KithError } from '../errors.js'
-import { parseOrThrow } from '../validation.js'
+import { KithError } from '../errors/index.js'
+import { parseOrThrow } from '../validation/index.js'
 import { FeedBodyStore, type BodyMeta } from './body-store.js'
 import { FeedIndex, type IndexedPost, type NewPost } from './feed-index.js'
 import { HASHTAG_RULE, extractHashtags } from './hashtags.js'
@@ -81,7 +81,7 @@ interface PendingBody extends Claim {
 }
 
 export class FeedService {
-  readonly index = new FeedIndex()
+  private readonly index = new FeedIndex()
   private readonly store: FeedBodyStore
   private readonly log: Logger
   private readonly now: () => number
@@ -104,6 +104,11 @@ export class FeedService {
     this.views = new ViewLimiter(opts.maxViewPairs)
     this.pendingLimits = opts.pendingLimits ?? DEFAULT_PENDING_LIMITS
     this.pendingTtlMs = opts.pendingTtlMs ?? DEFAULT_PENDING_TTL_MS
+  }
+
+  /** Committed posts the indexes hold (for /metrics and /api/limits). */
+  get livePostCount (): number {
+    return this.index.size
   }
 
   /** Bytes of stored bodies counted against the disk quota (committed and pending). */
@@ -165,7 +170,7 @@ export class FeedService {
     this.sweepTimer.unref()
   }
 
-  async close (): Promise<void> {
+  async stop (): Promise<void> {
     if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer)
     await Promise.allSettled([...this.inFlight.values()].map(async ({ answer }) => await answer))
     await this.store.close()

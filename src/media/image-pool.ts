@@ -6,7 +6,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import type { Logger } from 'pino'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import type { ScrubbedImage } from './image.js'
 import type { ImageJobMessage, WorkerMessage, WorkerSettings } from './image-worker.js'
 

@@ -5,7 +5,7 @@
  * formats is small, and the distinctions that matter here (M4A against MP4 by the `ftyp` brand,
  * WebM against Matroska by the EBML DocType) need brand-level control anyway (docs/media.md).
  */
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 
 export type MediaKind = 'image' | 'video' | 'audio'
 

@@ -1,7 +1,7 @@
 /** MediaScrubber: the mandatory scrub policy of spec § Feed rules 3 and 4, in one call. */
 import { availableParallelism } from 'node:os'
 import type { Logger } from 'pino'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import type { MediaEnv } from './env.js'
 import { DEFAULT_MAX_INPUT_PIXELS } from './image.js'
 import { ImagePool } from './image-pool.js'
@@ -101,7 +101,7 @@ export class MediaScrubber {
   }
 
   /** Stops the image workers; scrubs still waiting or running fail with UNAVAILABLE. */
-  async close (): Promise<void> {
+  async stop (): Promise<void> {
     await this.pool.close()
   }
 }

@@ -4,7 +4,7 @@
  * Sidecar faults become 5xx answers without its internals; its 4xx refusals reach the uploader.
  */
 import type { Logger } from 'pino'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 
 export const SCRUB_PATH = '/v1/scrub'
 export const HEALTH_PATH = '/v1/health'

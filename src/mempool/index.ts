@@ -9,7 +9,7 @@
  * instead of growing a backlog that the chain then cannot commit in time, and one sender cannot
  * take the room of everyone else.
  */
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import {
   MAX_BLOCK_BYTES, MAX_BLOCK_TXS, StateOverlay, tryApplyTx, txSize, type BlockContext, type CheckedTx, type StateReader, type Transaction
 } from '../chain/index.js'

@@ -6,8 +6,8 @@ import { z } from 'zod'
 import { MAX_POST_SIZE } from '../chain/index.js'
 import { DEFAULT_MEMPOOL_OPTIONS } from '../mempool/index.js'
 import { DEFAULT_LAG_GATE } from './lag-gate.js'
-import { KithError } from '../errors.js'
-import { parseOrThrow } from '../validation.js'
+import { KithError } from '../errors/index.js'
+import { parseOrThrow } from '../validation/index.js'
 import { DEFAULT_SOURCE_TIMEOUT_MS, parseSourceUrl } from '../release/index.js'
 
 export const NodeConfigSchema = z.object({

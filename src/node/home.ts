@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { generateKeyPair, keyPairFromSeed, seedOf, toHex, type KeyPair } from '../crypto/index.js'
 import { GenesisSchema, formatTimestamp, type Genesis } from '../chain/index.js'
 import { sealKeyFromEd25519 } from '../relay/index.js'
-import { parseOrThrow } from '../validation.js'
+import { parseOrThrow } from '../validation/index.js'
 import type { NodeConfig } from './config.js'
 
 export interface Home {

@@ -1,4 +1,8 @@
-/** The node: home directory, configuration, and KithNode, which ties store, mempool and consensus together. */
+/**
+ * The chain node: home directory, configuration, and KithNode, assembled from rooms with one job
+ * each (submission, blocks, commits, the consensus driver, the network's inbound and outbound
+ * sides). Readers outside see it as a ChainView.
+ */
 export * from './config.js'
 export * from './home.js'
 export * from './node.js'

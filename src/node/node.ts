@@ -1,35 +1,37 @@
 /**
- * KithNode: the node's local view and its write path. It owns the store, the mempool and the
- * consensus driver, offers the operations the API adapter exposes, and answers the network
- * (gossip and requests) through ./network.ts. Time comes from an injected clock.
+ * KithNode: the chain node's local view and its write path, assembled from rooms with one job
+ * each: Submission (the way into the mempool), Blocks (building and checking the block being
+ * decided), Commits (making a decided or synced block the head), the ConsensusDriver (running
+ * the pure Tendermint engine's effects), and the network's two sides (NetworkInbound, Outbound).
+ * It owns the store and the mempool; the rooms get only what they need of them. Readers (the
+ * API, relay fees, the feed) see it as a ChainView. Time comes from an injected clock.
  */
 import { EventEmitter } from 'node:events'
 import type { Logger } from 'pino'
 import {
-  StateKeys, TransactionSchema, badSignature, sameTx, blockHash as hashBlock, signingBytes, checkStateless, checkSubmission, commitHash, deployToPrepare, encodePayload,
-  MAX_BLOCK_TXS, executeBlock, formatTimestamp, genesisHash, genesisState, maxBlockTxs, rewardTxId, selectBlockTxs, signTx, txRoot, verifyTxSignature,
-  validatorSetAt, Contracts, type Block, type BlockContext, type CallRecord, type CheckedTx, type Commit, type Genesis, type Transaction,
-  type StateReader, type ValidatorSetState, type WriteSet
+  StateKeys, genesisHash, genesisState, validatorSetAt, Contracts,
+  type BlockContext, type CallRecord, type Genesis, type StateReader, type Transaction, type ValidatorSetState
 } from '../chain/index.js'
 import {
   DEFAULT_TIMEOUTS, TendermintEngine, proposerFor, type ConsensusInput, type ConsensusRecord, type TimeoutConfig, type Validator
 } from '../consensus/index.js'
-import { fromBase64, sign, toBase64, toHex, type KeyPair, type VerifyPool } from '../crypto/index.js'
-import { KithError } from '../errors.js'
-import { Mempool, type MempoolOptions } from '../mempool/index.js'
 import { genesisContracts, startContractEngine, type ContractEngine, type DeployStats } from '../contracts/index.js'
+import { sign, toBase64, toHex, type KeyPair, type VerifyPool } from '../crypto/index.js'
+import { Mempool, type MempoolOptions } from '../mempool/index.js'
+import type { RelayService } from '../relay/index.js'
 import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock, type StoredTx } from '../storage/index.js'
-import { parseOrThrow } from '../validation.js'
+import { Blocks } from './blocks.js'
+import { CommitCertificates } from './certificates.js'
+import { systemClock, type Clock } from './clock.js'
+import { Commits, type NodeEvents } from './commits.js'
 import { ConsensusDriver } from './consensus-driver.js'
-import { crashIfAt } from './faults.js'
+import { NetworkInbound, type GossipTopic, type Validation } from './inbound.js'
 import type { LagGate } from './lag-gate.js'
-import { NetworkBridge, type NetworkPort, type PeerView } from './network.js'
+import { Outbound, type NetworkPort, type PeerView } from './outbound.js'
+import { Submission, type SubmissionCheck, type SubmitResult } from './submission.js'
 
-export interface Clock {
-  now (): number
-}
-
-export const systemClock: Clock = { now: () => Date.now() }
+export type { Clock, NetworkPort, NodeEvents, PeerView, SubmissionCheck, SubmitResult }
+export { systemClock }
 
 export interface NodeOptions {
   dataDir: string
@@ -49,23 +51,6 @@ export interface NodeOptions {
   contracts?: ContractEngine
 }
 
-export interface NodeEvents {
-  block: [summary: BlockSummary, txs: Transaction[], commit: Commit]
-  tx: [tx: Transaction]
-}
-
-/**
- * A check that only this node can make of a transaction submitted to it (not of gossip or
- * blocks, which every node must judge alike): the feed checks a CREATE_POST against the body
- * published here. Throws a KithError to refuse.
- */
-export type SubmissionCheck = (checked: CheckedTx) => void
-
-export interface SubmitResult {
-  id: string
-  status: 'accepted'
-}
-
 export interface TxLookup {
   tx: Transaction
   /** absent while the transaction waits in the mempool */
@@ -74,22 +59,14 @@ export interface TxLookup {
   call?: CallRecord
 }
 
-/** A block this node built or checked, with the state writes that committing it applies. */
-export interface ExecutedBlock {
-  writes: WriteSet
-  stateRoot: string
-  /** mempool ids the block settles: included or found invalid */
-  settled: string[]
+/** What the p2p host calls with what arrives from peers. */
+export interface NetworkHandlers {
+  onGossip: (topic: GossipTopic, data: Uint8Array, via: string) => Promise<Validation>
+  onRequest: (data: Uint8Array, from: string) => Promise<Uint8Array>
 }
-
-/** The admission gate sheds only while at least this many transactions wait (a fifth of a full block). */
-const SHED_MIN_PENDING = MAX_BLOCK_TXS / 5
 
 /** Share of timeoutPropose(0) a proposer may spend building its block. */
 const BUILD_BUDGET_SHARE = 0.25
-
-/** How far ahead of the local clock a proposed block's time may be. */
-const MAX_BLOCK_TIME_DRIFT_MS = 60_000
 
 /**
  * What the API, relay fees and other readers may see of a node: its committed chain, read-only,
@@ -125,27 +102,20 @@ export class KithNode implements ChainView {
   readonly validatorPub: string
   /** whether this node's validator key is in the set (otherwise it follows without voting) */
   readonly isValidator: boolean
-  readonly clock: Clock
-  readonly log: Logger
-  readonly store: ChainStore
-  readonly mempool: Mempool
-  readonly engine: TendermintEngine
-  readonly network: NetworkBridge
+  private readonly clock: Clock
+  private readonly log: Logger
+  private readonly store: ChainStore
+  private readonly mempool: Mempool
+  private readonly engine: TendermintEngine
+  private readonly submission: Submission
+  private readonly blocks: Blocks
+  private readonly commits: Commits
   private readonly driver: ConsensusDriver
-  /** blocks built or checked at the current height, by hash */
-  private readonly executed = new Map<string, ExecutedBlock>()
-  /** `${id}|${signature}` of proposed transactions whose signatures the pool verified (preverify) */
-  private readonly preverified = new Set<string>()
-  /** serialises commits from consensus and from block sync */
-  private commitChain: Promise<void> = Promise.resolve()
-  private readonly submissionChecks: SubmissionCheck[] = []
-  /** longest a proposer spends building a block: a quarter of round 0's propose timeout (docs/protocol.md § 12) */
-  private readonly buildBudgetMs: number
-  private readonly contracts: ContractEngine
+  private readonly inbound: NetworkInbound
+  private readonly outbound: Outbound
 
-  private constructor (private readonly opts: NodeOptions, store: ChainStore, contracts: ContractEngine, private readonly ownsContracts: boolean) {
+  private constructor (opts: NodeOptions, store: ChainStore, private readonly contracts: ContractEngine, private readonly ownsContracts: boolean) {
     this.genesis = opts.genesis
-    this.contracts = contracts
     this.genesisHash = genesisHash(opts.genesis)
     this.validatorPub = toHex(opts.validatorKey.publicKey)
     this.store = store
@@ -160,18 +130,54 @@ export class KithNode implements ChainView {
       blockIntervalMs: opts.blockIntervalMs,
       ...(opts.timeouts !== undefined ? { timeouts: opts.timeouts } : {})
     })
-    this.buildBudgetMs = (opts.timeouts ?? DEFAULT_TIMEOUTS).propose * BUILD_BUDGET_SHARE
-    this.network = new NetworkBridge(this, opts.logger.child({ module: 'p2p' }))
+    const validators = (height: number): Validator[] => this.validators(height)
+    const admissionContext = (): BlockContext => this.admissionContext()
+    const certificates = new CommitCertificates(opts.genesis.chain_id)
+    const p2pLog = opts.logger.child({ module: 'p2p' })
+    this.outbound = new Outbound(p2pLog)
+    this.submission = new Submission({
+      store, mempool: this.mempool, contracts, clock: this.clock, log: this.log, admissionContext,
+      isSyncing: () => this.inbound.isSyncing(),
+      gossip: (tx) => this.outbound.gossipTx(tx),
+      admitted: (tx) => this.events.emit('tx', tx),
+      ...(opts.verifyPool !== undefined ? { verifyPool: opts.verifyPool } : {}),
+      ...(opts.lagGate !== undefined ? { lagGate: opts.lagGate } : {})
+    })
+    this.blocks = new Blocks({
+      store, mempool: this.mempool, contracts, genesis: opts.genesis, validatorKey: opts.validatorKey, validatorPub: this.validatorPub,
+      clock: this.clock, certificates, validators, log: this.log,
+      buildBudgetMs: (opts.timeouts ?? DEFAULT_TIMEOUTS).propose * BUILD_BUDGET_SHARE,
+      ...(opts.verifyPool !== undefined ? { verifyPool: opts.verifyPool } : {})
+    })
+    this.commits = new Commits({
+      store, mempool: this.mempool, blocks: this.blocks, certificates, validators, admissionContext, events: this.events, log: this.log,
+      afterSyncedCommit: () => this.driver.push(this.nextHeightInput())
+    })
     this.driver = new ConsensusDriver(this.engine, {
       now: () => this.clock.now(),
-      buildBlock: (height, round) => this.buildBlock(height, round),
+      buildBlock: (height, round) => this.blocks.build(height, round),
       persist: async (record) => { await this.store.putConsensusRecord(record) },
-      broadcastProposal: (proposal) => this.network.broadcast('proposal', proposal),
-      broadcastVote: (vote) => this.network.broadcast('vote', vote),
-      commitBlock: async (block, hash, commit) => { await this.commitDecided(block, hash, commit) },
+      broadcastProposal: (proposal) => this.outbound.broadcast('proposal', proposal),
+      broadcastVote: (vote) => this.outbound.broadcast('vote', vote),
+      commitBlock: async (block, hash, commit) => { await this.commits.commitDecided(block, hash, commit) },
       nextHeightInput: (restore) => this.nextHeightInput(restore),
-      proposalCheck: (height, round) => this.network.proposalCheck(height, round)
+      proposalCheck: (height, round) => this.inbound.proposalCheck(height, round)
     }, opts.logger.child({ module: 'consensus' }))
+    this.inbound = new NetworkInbound({
+      chainId: opts.genesis.chain_id,
+      now: () => this.clock.now(),
+      headHeight: () => this.head().height,
+      consensus: this.engine,
+      validators,
+      proposerOf: (height, round) => proposerFor(this.validators(height), height, round),
+      storedBlock: (height) => this.storedBlock(height),
+      pendingTx: (id) => this.mempool.get(id),
+      admitGossiped: async (tx) => await this.submission.admitGossiped(tx),
+      preverify: async (txs) => { await this.blocks.preverify(txs) },
+      checkBlock: (block, hash, checkOpts) => this.blocks.check(block, hash, checkOpts),
+      commitSynced: async (block, hash, commit) => await this.commits.commitSynced(block, hash, commit),
+      pushConsensus: (input) => this.driver.push(input)
+    }, this.outbound, p2pLog)
   }
 
   /** Opens (or creates) the store, restores the persisted mempool. Call start() to take part in consensus. */
@@ -189,7 +195,7 @@ export class KithNode implements ChainView {
       }
     })
     const node = new KithNode(opts, store, contracts, opts.contracts === undefined)
-    await node.restoreMempool()
+    await node.submission.restore()
     return node
   }
 
@@ -199,15 +205,30 @@ export class KithNode implements ChainView {
     this.log.info({ height: this.head().height, chainId: this.genesis.chain_id, validator: this.isValidator }, 'node started')
   }
 
-  /** Connects the node to its peers. Messages that arrive before start() are still checked. */
+  /** What the p2p host calls with gossip and requests; messages that arrive before start() are still checked. */
+  networkHandlers (): NetworkHandlers {
+    return {
+      onGossip: async (topic, data, via) => await this.inbound.onGossip(topic, data, via),
+      onRequest: async (data, from) => await this.inbound.onRequest(data, from)
+    }
+  }
+
+  /** Connects the node to its peers. */
   attachNetwork (port: NetworkPort): void {
-    this.network.attach(port)
+    this.outbound.attach(port)
+    this.inbound.start()
+  }
+
+  /** Connects the mailbox: its envelopes and deletions go to gossip; peers' come back to it. */
+  attachRelay (relay: RelayService): void {
+    this.inbound.attachRelay(relay)
   }
 
   async stop (): Promise<void> {
-    this.network.stop()
+    this.inbound.stop()
+    this.outbound.stop()
     await this.driver.stop()
-    await this.commitChain
+    await this.commits.settled()
     await this.store.close()
     if (this.ownsContracts) await this.contracts.close()
   }
@@ -216,82 +237,17 @@ export class KithNode implements ChainView {
 
   /** A transaction as it came (the WebSocket's submit_tx): checked against TransactionSchema, then submitted. */
   async submitTx (raw: unknown): Promise<SubmitResult> {
-    return await this.submitParsedTx(parseOrThrow(TransactionSchema, raw, 'TX_MALFORMED'))
+    return await this.submission.submitTx(raw)
   }
 
   /** A transaction already parsed with TransactionSchema (POST /api/tx parses it at the edge). */
   async submitParsedTx (tx: Transaction): Promise<SubmitResult> {
-    const known = this.mempool.get(tx.id) ?? this.store.getTx(tx.id)?.tx
-    if (known !== undefined) {
-      // A byte-identical resubmission (a client retry) is answered as the first one was.
-      if (sameTx(known, tx)) return { id: tx.id, status: 'accepted' }
-      throw new KithError('TX_DUPLICATE', `duplicate transaction id ${tx.id}`)
-    }
-    // push back before any signature work: 503 with Retry-After
-    this.checkAdmitting()
-    this.mempool.checkRoom(tx)
-    try {
-      const checked = await this.checkTx(tx)
-      for (const check of this.submissionChecks) check(checked)
-      await this.admit(checked)
-    } catch (err) {
-      // the same transaction may have been admitted while its signature was being checked
-      const raced = this.mempool.get(tx.id)
-      if (err instanceof KithError && err.code === 'TX_DUPLICATE' && raced !== undefined && sameTx(raced, tx)) return { id: tx.id, status: 'accepted' }
-      throw err
-    }
-    this.network.gossipTx(tx)
-    return { id: tx.id, status: 'accepted' }
-  }
-
-  /**
-   * Throws NODE_BUSY while the event loop lags or the node syncs blocks it fell behind on, and a
-   * backlog waits to be committed: consensus gets the thread before new transactions do. Without a backlog there is nothing to protect
-   * (a lag at start-up, a slow disk), and the node admits.
-   */
-  checkAdmitting (): void {
-    const gate = this.opts.lagGate
-    // a node catching up on blocks it missed sheds too: it is late to vote and to propose
-    if (gate === undefined || this.mempool.size < SHED_MIN_PENDING || (gate.isOpen(Date.now()) && !this.network.isSyncing())) return
-    throw new KithError('NODE_BUSY', 'the node is busy committing blocks; retry later')
+    return await this.submission.submitParsedTx(tx)
   }
 
   /** Adds a local check to every transaction submitted to this node (POST /api/tx). */
   addSubmissionCheck (check: SubmissionCheck): void {
-    this.submissionChecks.push(check)
-  }
-
-  /**
-   * The submission checks of POST /api/tx (and of gossip), with the signature verified on the
-   * pool when there is one; then a deploy's module is prepared off the main thread (refusals
-   * cached, limited per sender), so the synchronous admission check finds it ready.
-   */
-  async checkTx (tx: Transaction): Promise<CheckedTx> {
-    const checked = await this.checkSignedTx(tx)
-    const code = deployToPrepare(this.store, tx)
-    if (code !== undefined) await this.contracts.admitDeploy(code, tx.from)
-    return checked
-  }
-
-  private async checkSignedTx (tx: Transaction): Promise<CheckedTx> {
-    const pool = this.opts.verifyPool
-    if (pool === undefined) return checkSubmission(tx, this.clock.now())
-    const checked = checkSubmission(tx, this.clock.now(), () => true)
-    const signature = fromBase64(tx.signature)
-    if (signature === undefined || !await pool.verify(signingBytes(tx), signature, Buffer.from(tx.from, 'hex'))) throw badSignature()
-    return checked
-  }
-
-  /**
-   * Adds a checked transaction to the mempool and, when `durable`, resolves once it is on disk.
-   * A node answers `accepted` only for what it persisted; transactions gossip brings are held in
-   * memory (their own node keeps them on disk), which spares every peer a synced write per
-   * transaction.
-   */
-  async admit (checked: CheckedTx, durable = true): Promise<void> {
-    const seq = this.mempool.add(checked, this.admissionContext(), undefined, durable)
-    if (durable) await this.store.putPending({ seq, tx: checked.tx })
-    this.events.emit('tx', checked.tx)
+    this.submission.addCheck(check)
   }
 
   // ---- reads ----
@@ -329,13 +285,28 @@ export class KithNode implements ChainView {
     return this.mempool.size
   }
 
+  /** Bytes the mempool's transactions take (for /metrics). */
+  mempoolBytes (): number {
+    return this.mempool.sizeBytes
+  }
+
+  /** The round consensus is in at the next height (for /metrics). */
+  round (): number {
+    return this.engine.status().round
+  }
+
+  /** Committed state entries under `prefix` (the feed rebuilds its indexes from them). */
+  scanState (prefix: string): ReturnType<ChainStore['scanState']> {
+    return this.store.scanState(prefix)
+  }
+
   /** The validator set that decides `height` (known for the next two heights; see STAKE). */
   validators (height = this.head().height + 1): Validator[] {
     return validatorSetAt(this.store.get(StateKeys.valset) as unknown as ValidatorSetState, height)
   }
 
   peers (): PeerView[] {
-    return this.network.peers()
+    return this.outbound.peers()
   }
 
   lookupTx (id: string): TxLookup | undefined {
@@ -364,9 +335,9 @@ export class KithNode implements ChainView {
     return this.store.getBlock(height)
   }
 
-  // ---- blocks: building, checking, committing ----
+  // ---- consensus heights ----
 
-  admissionContext (): BlockContext {
+  private admissionContext (): BlockContext {
     return { height: this.head().height + 1, time: this.clock.now(), proposer: '', params: this.genesis.params, contracts: this.contracts }
   }
 
@@ -380,7 +351,7 @@ export class KithNode implements ChainView {
 
   private nextHeightInput (restore?: ConsensusRecord): ConsensusInput {
     const head = this.head()
-    this.network.onNewHeight(head.height + 1)
+    this.inbound.onNewHeight(head.height + 1)
     return {
       type: 'new-height',
       height: head.height + 1,
@@ -390,198 +361,8 @@ export class KithNode implements ChainView {
       ...(restore !== undefined ? { restore } : {})
     }
   }
-
-  private buildBlock (height: number, round: number): { block: Block, blockHash: string } {
-    const head = this.head()
-    const time = Math.max(this.clock.now(), head.time + 1)
-    const ctx: BlockContext = { height, time, proposer: this.validatorPub, params: this.genesis.params, contracts: this.contracts }
-    const candidates = this.mempool.take(maxBlockTxs(this.genesis.params) - 1)
-    const withReward = candidates.length > 0 && this.genesis.params.block_reward_ut > 0
-    // Every peer re-executes what the proposer executes here, so a block that takes longer than
-    // the budget to build would not be checked everywhere within round 0's propose timeout.
-    const deadline = performance.now() + this.buildBudgetMs
-    const full = (): boolean => performance.now() > deadline
-    let selection = selectBlockTxs(this.store, withReward ? [this.rewardTx(ctx), ...candidates] : candidates, ctx, head.state_root, full)
-    // A reward is minted only beside other transactions; if none survived, build without it.
-    if (withReward && selection.included.length === 1) selection = selectBlockTxs(this.store, candidates, ctx, head.state_root, full)
-    for (const { tx, error } of selection.rejected) this.log.warn({ txId: tx.id, code: error.code, reason: error.message }, 'dropping transaction that no longer applies')
-    const lastCommit = head.height === 0 ? null : (this.store.getCommit(head.height) ?? null)
-    const block: Block = {
-      header: {
-        chain_id: this.genesis.chain_id,
-        height,
-        time,
-        prev_hash: head.hash,
-        tx_root: txRoot(selection.included),
-        state_root: selection.stateRoot,
-        proposer: this.validatorPub,
-        last_commit_hash: commitHash(lastCommit)
-      },
-      txs: selection.included,
-      last_commit: lastCommit
-    }
-    const blockHash = hashBlock(block.header)
-    this.executed.set(blockHash, {
-      writes: selection.writes,
-      stateRoot: selection.stateRoot,
-      settled: [...selection.included.map((tx) => tx.id), ...selection.rejected.map(({ tx }) => tx.id)]
-    })
-    this.log.debug({ height, round, txs: block.txs.length }, 'built block')
-    return { block, blockHash }
-  }
-
-  private rewardTx (ctx: BlockContext): CheckedTx {
-    const tx = signTx({
-      id: rewardTxId(ctx.height),
-      type: 'BLOCK_REWARD',
-      from: this.validatorPub,
-      to: '',
-      amount: ctx.params.block_reward_ut,
-      fee: 0,
-      payload: encodePayload({}),
-      timestamp: formatTimestamp(ctx.time)
-    }, this.opts.validatorKey.secretKey)
-    return checkStateless(tx)
-  }
-
-  /**
-   * Checks a block proposed for the next height against the committed state: header links,
-   * time, proposer, the previous block's commit certificate, and every transaction. Keeps the
-   * resulting writes so that committing it later does not execute it twice.
-   */
-  checkBlock (block: Block, hash: string, opts: { localTime?: boolean } = {}): ExecutedBlock {
-    const cached = this.executed.get(hash)
-    if (cached !== undefined) return cached
-    const head = this.head()
-    const { header } = block
-    if (hashBlock(header) !== hash) throw new KithError('BLOCK_INVALID', 'block hash does not match its header')
-    if (header.height !== head.height + 1) throw new KithError('BLOCK_INVALID', `block height ${header.height} does not follow ${head.height}`)
-    if (header.time <= head.time) throw new KithError('BLOCK_INVALID', 'block time does not increase')
-    if (opts.localTime === true && header.time > this.clock.now() + MAX_BLOCK_TIME_DRIFT_MS) throw new KithError('BLOCK_INVALID', 'block time is too far in the future')
-    const validators = this.validators(header.height)
-    if (!validators.some((v) => v.pub_key === header.proposer)) throw new KithError('BLOCK_INVALID', 'block proposer is not a validator')
-    if (head.height === 0) {
-      if (block.last_commit !== null) throw new KithError('BLOCK_INVALID', 'the first block carries no last commit')
-    } else if (block.last_commit === null || block.last_commit.block_hash !== head.hash || block.last_commit.height !== head.height ||
-      !this.network.commitIsValid(block.last_commit, this.validators(head.height))) {
-      throw new KithError('BLOCK_INVALID', 'block does not carry a valid commit certificate for its parent')
-    }
-    const execution = executeBlock(this.store, block, {
-      params: this.genesis.params,
-      chainId: this.genesis.chain_id,
-      prevHash: head.hash,
-      prevStateRoot: head.state_root,
-      contracts: this.contracts,
-      checkSignature: (tx) => this.mempool.get(tx.id)?.signature === tx.signature || this.preverified.has(`${tx.id}|${tx.signature}`) || verifyTxSignature(tx)
-    })
-    const executed = { writes: execution.writes, stateRoot: execution.stateRoot, settled: block.txs.map((tx) => tx.id) }
-    this.executed.set(hash, executed)
-    return executed
-  }
-
-  /**
-   * Verifies on the worker pool the signatures of those of `txs` this node does not hold (gossip
-   * lost them, or dropped them while the node was busy), so that checking the block does not
-   * verify them one by one on the event loop, where consensus waits for it.
-   */
-  async preverify (txs: readonly Transaction[]): Promise<void> {
-    // and prepares its deploys off the main thread, so that checking it finds them ready
-    await this.warmDeploys(txs)
-    const pool = this.opts.verifyPool
-    if (pool === undefined) return
-    const unheld = txs.filter((tx) => this.mempool.get(tx.id)?.signature !== tx.signature && !this.preverified.has(`${tx.id}|${tx.signature}`))
-    const results = await Promise.all(unheld.map(async (tx) => {
-      const signature = fromBase64(tx.signature)
-      return signature !== undefined && await pool.verify(signingBytes(tx), signature, Buffer.from(tx.from, 'hex'))
-    }))
-    // bounded: a few proposals' worth at most, emptied at every commit
-    if (this.preverified.size > 4 * MAX_BLOCK_TXS) this.preverified.clear()
-    unheld.forEach((tx, i) => { if (results[i]) this.preverified.add(`${tx.id}|${tx.signature}`) })
-  }
-
-  /** Prepares the deploys among `txs` off the main thread; one its rule refuses is refused again when applied. */
-  private async warmDeploys (txs: readonly Transaction[]): Promise<void> {
-    await this.contracts.warmDeploys(txs.flatMap((tx) => {
-      try {
-        return deployToPrepare(this.store, tx) ?? []
-      } catch {
-        return []
-      }
-    }))
-  }
-
-  /** A block consensus decided: commit it unless block sync already did. */
-  private async commitDecided (block: Block, hash: string, commit: Commit): Promise<void> {
-    await this.commitSerial(block, hash, commit)
-  }
-
-  /** A block from block sync, with its certificate: checked in full, then committed. */
-  async commitSynced (block: Block, hash: string, commit: Commit): Promise<boolean> {
-    return await this.commitSerial(block, hash, commit, true)
-  }
-
-  private async commitSerial (block: Block, hash: string, commit: Commit, fromSync = false): Promise<boolean> {
-    let committed = false
-    const run = this.commitChain.then(async () => {
-      if (block.header.height !== this.head().height + 1) return
-      if (fromSync) {
-        if (commit.block_hash !== hash || commit.height !== block.header.height || !this.network.commitIsValid(commit, this.validators(block.header.height))) {
-          throw new KithError('BLOCK_INVALID', `synced block ${block.header.height} lacks a valid commit certificate`)
-        }
-      }
-      const executed = this.checkBlock(block, hash)
-      await this.store.commitBlock({
-        block, hash, commit, writes: executed.writes, stateRoot: executed.stateRoot, removePending: executed.settled.filter((id) => !this.mempool.isVolatile(id))
-      })
-      this.executed.clear()
-      this.preverified.clear()
-      committed = true
-      const dropped = this.mempool.rebase(this.store, executed.settled, this.admissionContext())
-      if (dropped.length > 0) {
-        for (const { tx, error } of dropped) this.log.warn({ txId: tx.id, code: error.code, reason: error.message }, 'dropping transaction that no longer applies')
-        await this.store.removePending(dropped.map(({ tx }) => tx.id))
-      }
-      const summary = this.store.getBlockSummary(block.header.height) as BlockSummary
-      this.log.debug({ height: summary.height, txs: summary.tx_count, fromSync }, 'block committed')
-      this.events.emit('block', summary, block.txs, commit)
-      if (fromSync) {
-        crashIfAt('after-sync-commit')
-        this.driver.push(this.nextHeightInput())
-      }
-    })
-    this.commitChain = run.catch(() => {})
-    await run
-    return committed
-  }
-
-  /** Feeds a consensus input that came from the network. */
-  pushConsensus (input: ConsensusInput): void {
-    this.driver.push(input)
-  }
-
-  proposerOf (height: number, round: number): string {
-    return proposerFor(this.validators(height), height, round)
-  }
-
-  private async restoreMempool (): Promise<void> {
-    const invalid: string[] = []
-    await this.warmDeploys(this.store.pending().map(({ tx }) => tx))
-    const ctx = this.admissionContext()
-    for (const { seq, tx } of this.store.pending()) {
-      try {
-        this.mempool.add(checkStateless(tx), ctx, seq)
-      } catch (err) {
-        if (!(err instanceof KithError)) throw err
-        this.log.warn({ txId: tx.id, code: err.code, reason: err.message }, 'persisted transaction no longer applies; dropped')
-        invalid.push(tx.id)
-      }
-    }
-    await this.store.removePending(invalid)
-    if (this.mempool.size > 0) this.log.info({ count: this.mempool.size }, 'restored mempool')
-  }
 }
 
 function numberAt (value: unknown): number {
   return typeof value === 'number' ? value : 0
 }
-

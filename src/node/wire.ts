@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import { TransactionSchema, sameTx, type Block, type Commit, type Transaction } from '../chain/index.js'
 import type { Proposal, Vote } from '../consensus/index.js'
-import { decodeJson as decode, safeParse } from '../validation.js'
+import { decodeJson as decode, safeParse } from '../validation/index.js'
 
 /** Parses and checks a network message; undefined when it is not valid JSON of that shape. */
 export { decode }

@@ -9,7 +9,7 @@
 import { peerIdFromString } from '@libp2p/peer-id'
 import { z } from 'zod'
 import { fromBase64, sign, toBase64, verify } from '../crypto/index.js'
-import { decodeJson } from '../validation.js'
+import { decodeJson } from '../validation/index.js'
 
 export const VersionAnnouncementSchema = z.object({
   peer_id: z.string().min(1).max(128),

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { fromBase64, verify } from '../crypto/index.js'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 
 export function authText (nonce: string, ed25519Pub: string): string {
   return `kith-ws-auth:${nonce}:${ed25519Pub}`

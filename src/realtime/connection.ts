@@ -4,9 +4,9 @@
  * library (gateway.ts adapts a socket to a Sink), so tests drive it with a fake sink.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import type { InboxEvent } from '../relay/index.js'
-import { parseOrThrow, safeParse } from '../validation.js'
+import { parseOrThrow, safeParse } from '../validation/index.js'
 import { NonceHandshake } from './auth.js'
 import { inboxFrame, typingFrame, typingKeys } from './events.js'
 import { Frame, subscriptionKey, type Hub, type Subscriber } from './hub.js'

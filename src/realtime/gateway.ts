@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream'
 import type { Logger } from 'pino'
 import { WebSocketServer, type WebSocket } from 'ws'
 import type { Transaction } from '../chain/index.js'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import type { InboxEvent } from '../relay/index.js'
 import type { BlockSummary } from '../storage/index.js'
 import { Connection, addressRateLimited, type AddressLimiter, type ConnectionContext, type MailboxSource } from './connection.js'
@@ -165,7 +165,7 @@ export class RealtimeGateway {
   }
 
   /** Closes every socket with 1001 and every stream, stops taking upgrades; resolves once all are gone (or cut). */
-  async close (): Promise<void> {
+  async stop (): Promise<void> {
     this.closing = true
     for (const timer of this.timers) clearInterval(timer)
     for (const undo of this.detach) undo()

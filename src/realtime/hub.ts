@@ -3,7 +3,7 @@
  * hands a frame to every subscriber of its keys.
  */
 import { resolveAccount } from '../chain/index.js'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import type { Topic } from './schemas.js'
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http'
 import { resolveAccount } from '../chain/index.js'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import { TopicKeys, type Frame, type Subscriber } from './hub.js'
 
 /** `?topics=` of /api/events: comma-separated `blocks`, `txs`, `txs:<pubkey or address>`, `mailbox:<x25519 hex>`. */

@@ -7,7 +7,7 @@
  * alone.
  */
 import { isIPv6 } from 'node:net'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 
 export interface AdmissionLimits {
   /** envelopes a minute from one client address into one mailbox; a minute's worth may come at once (0: off) */

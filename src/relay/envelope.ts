@@ -4,8 +4,8 @@
  */
 import { z } from 'zod'
 import { fromBase64, fromCanonicalBase64, sha256, toBase64, verify } from '../crypto/index.js'
-import { KithError } from '../errors.js'
-import { base64String, parseOrThrow } from '../validation.js'
+import { KithError } from '../errors/index.js'
+import { base64String, parseOrThrow } from '../validation/index.js'
 
 /** Largest ciphertext (decoded bytes) an envelope may carry; larger is 413. */
 export const MAX_CIPHERTEXT_BYTES = 64 * 1024

@@ -15,7 +15,7 @@ import { open, type Database, type RootDatabase } from 'lmdb'
 import type { Logger } from 'pino'
 import { MIN_FEE, Registry, StateKeys, accountFrom, buildTx, relayFeeText, type Account, type StateReader } from '../chain/index.js'
 import { fromBase64, verify, type KeyPair } from '../crypto/index.js'
-import { KithError, type ErrorCode } from '../errors.js'
+import { KithError, type ErrorCode } from '../errors/index.js'
 import type { Envelope } from './envelope.js'
 
 /** How often the collector looks at the queue. */
@@ -151,7 +151,7 @@ export class RelayFees {
     this.timer.unref()
   }
 
-  async close (): Promise<void> {
+  async stop (): Promise<void> {
     this.stopped = true
     if (this.timer !== undefined) clearInterval(this.timer)
     this.timer = undefined

@@ -5,12 +5,12 @@
  * proves. A proof therefore opens one read, of one mailbox, at one endpoint of one node.
  */
 import { randomBytes } from 'node:crypto'
-import { KithError } from '../errors.js'
-import { INBOX_AUTH_HEADER } from '../inbox-read.js'
+import { KithError } from '../errors/index.js'
+import { INBOX_AUTH_HEADER } from '../protocol/index.js'
 import { clientAddressKey } from './admission.js'
 
 // The signed text and header are wire format the client shares; they live outside both folders.
-export { INBOX_AUTH_HEADER, inboxAuthHeader, inboxReadText, type InboxReadEndpoint } from '../inbox-read.js'
+export { INBOX_AUTH_HEADER, inboxAuthHeader, inboxReadText, type InboxReadEndpoint } from '../protocol/index.js'
 
 /** A nonce not used within this is forgotten. */
 export const READ_NONCE_TTL_MS = 60_000

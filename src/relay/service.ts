@@ -10,8 +10,8 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { z } from 'zod'
 import { fromBase64, toBase64, toHex } from '../crypto/index.js'
-import { KithError } from '../errors.js'
-import { parseOrThrow, safeParse } from '../validation.js'
+import { KithError } from '../errors/index.js'
+import { parseOrThrow, safeParse } from '../validation/index.js'
 import {
   Base64TextSchema, DeleteProofSchema, MAX_SEND_PLAINTEXT_BYTES, OwnerProofSchema, PEER_FUTURE_TOLERANCE_MS, SIGNED_TS_TOLERANCE_MS, X25519PubSchema,
   base64DecodedLength, checkPeerEnvelope, deleteText, envelopeFromUpload, verifiedText,
@@ -182,6 +182,7 @@ export function readRelayEnv (env: NodeJS.ProcessEnv = process.env): RelayEnv {
 }
 
 export class RelayService extends EventEmitter<RelayEvents> {
+  /** the mailbox's store: its tests and benchmarks read it; other folders use the accessors below */
   readonly store: RelayStore
   readonly ttlMs: number
   readonly requireReadAuth: boolean
@@ -221,6 +222,21 @@ export class RelayService extends EventEmitter<RelayEvents> {
         else this.log.info({ envelopes: outcome.envelopes, ms: outcome.ms }, 'mailbox log merged into the mailbox table')
       }
     })
+  }
+
+  /** Whether the mailbox holds envelope `id` (the fee collector drops claims whose envelope it refused). */
+  hasEnvelope (id: string): boolean {
+    return this.store.has(id)
+  }
+
+  /** Envelopes held (for /metrics and /api/limits). */
+  get storedEnvelopes (): number {
+    return this.store.size.envelopes
+  }
+
+  /** Bytes the held envelopes count against the mailbox's storage cap. */
+  get storedBytes (): number {
+    return this.store.storedBytes
   }
 
   /** The node's X25519 seal key, hex (sender_pub of envelopes from POST /relay/send). */
@@ -488,16 +504,12 @@ export class RelayService extends EventEmitter<RelayEvents> {
     this.timer.unref()
   }
 
-  /** Stops the sweep and waits for a running one to end its current batch. */
+  /** Stops the sweep, waits for a running one to end its current batch, and closes the store. */
   async stop (): Promise<void> {
     this.stopped = true
     if (this.timer !== undefined) clearInterval(this.timer)
     this.timer = undefined
     await this.sweeping
-  }
-
-  async close (): Promise<void> {
-    await this.stop()
     await this.store.close()
   }
 

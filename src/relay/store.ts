@@ -58,7 +58,7 @@
  *   store-merge.ts    the merge into mailbox order    store-sweep.ts   the TTL sweep
  *   store-digests.ts  anti-entropy digests and id lists
  */
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import type { DeleteProof, Envelope, InboxItem } from './envelope.js'
 import { journalRecord } from './journal.js'
 import { IN_JOURNAL, type MailboxEntries } from './mailbox-index.js'

@@ -5,8 +5,8 @@
  * converge once each has pulled from the other.
  */
 import { z } from 'zod'
-import { KithError } from '../errors.js'
-import { parseOrThrow, safeParse } from '../validation.js'
+import { KithError } from '../errors/index.js'
+import { parseOrThrow, safeParse } from '../validation/index.js'
 import { MAX_ENVELOPES_PER_REQUEST, type RelayService } from './service.js'
 
 const Bucket = z.number().int().min(0)

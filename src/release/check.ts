@@ -4,7 +4,7 @@
  * UPDATE_CHECK_CACHE_MS so that clients polling the endpoint do not poll the source; concurrent
  * checks share one request; failures are not cached (the per-IP rate limit bounds retries).
  */
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import { compareVersions } from './semver.js'
 import { displayUrl, newestRelease, readReleaseFeed, releaseTag, type Fetch } from './release-feed.js'
 import type { BuildInfo, UpdateCheck } from './schemas.js'

@@ -12,7 +12,7 @@ import { createWriteStream } from 'node:fs'
 import { lstat, mkdir, readdir, readlink, rename, rm, stat, symlink } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
-import { KithError } from '../errors.js'
+import { KithError } from '../errors/index.js'
 import { newestRelease, readReleaseFeed, releaseTag, requestTarget, displayUrl, type Fetch } from './release-feed.js'
 import { compareVersions, isMajorJump, isSemVer } from './semver.js'
 

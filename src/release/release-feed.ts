@@ -3,8 +3,8 @@
  * validated with ReleaseFeedSchema, artifact URLs made absolute. Every failure is a
  * KithError('UPDATE_SOURCE_FAILED'), which the API answers 502.
  */
-import { KithError } from '../errors.js'
-import { safeParse } from '../validation.js'
+import { KithError } from '../errors/index.js'
+import { safeParse } from '../validation/index.js'
 import { compareVersions } from './semver.js'
 import { ReleaseFeedSchema, type Release, type ReleaseFeed } from './schemas.js'
 

@@ -1,6 +1,6 @@
 /**
  * The build stamp: `npm run build` runs this after tsc to write dist/build-info.json, which
- * src/version.ts reads, so /api/well-known-version reports the build that is running rather
+ * version.ts reads, so /api/well-known-version reports the build that is running rather
  * than whatever the environment says at start. Sources, first that answers:
  * KITH_BUILD_TAG / _COMMIT / _DATE / _DIRTY (a build from a tarball or a Docker context without
  * .git), then git, then just v<package version>.

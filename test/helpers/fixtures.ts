@@ -1,7 +1,7 @@
 /** Fixed keys and assertion helpers shared by the unit tests. */
 import assert from 'node:assert/strict'
 import { keyPairFromSeed, toHex, type KeyPair } from '../../src/crypto/index.js'
-import { KithError, type ErrorCode } from '../../src/errors.js'
+import { KithError, type ErrorCode } from '../../src/errors/index.js'
 
 /** A key from the seed first, first+1, …, first+31 (mod 256): the same key on every run. */
 export function seeded (first: number): KeyPair {

@@ -8,6 +8,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { CommanderError, type Command } from 'commander'
 import { buildProgram } from '../../src/cli/index.js'
@@ -73,4 +75,14 @@ test('kith --help and the --help of every command and subcommand: exit 0, a usag
     for (const sub of subcommands) if (!new RegExp(`^  ${sub}\\b`, 'm').test(out)) failures.push(`${name} --help does not list ${sub}`)
   }
   assert.deepEqual(failures, [])
+})
+
+test('kith --version names the version and protocol; a command\'s own --version stays the command\'s', async () => {
+  const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }
+  const { stdout } = await execFileP(KITH_BIN, ['--version'], { env: childEnv({}), cwd: REPO_ROOT, timeout: 60_000 })
+  assert.match(stdout, new RegExp(`^kith v${pkg.version.replace(/\./g, '\\.')}\\b.*, protocol \\d+\\n$`))
+  // `contract deploy --version V` is the contract's version: kith's own options come only before a command
+  const { out, code } = await helpInProcess(['contract', 'deploy', 'x.wasm', '--name', 'c', '--version', '2'])
+  assert.equal(code, 0)
+  assert.match(out, /^Usage: kith contract deploy /m)
 })

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { pino } from 'pino'
-import { KithError } from '../../src/errors.js'
+import { KithError } from '../../src/errors/index.js'
 import { STATUS_BY_CODE } from '../../src/api/errors.js'
 import { MediaScrubber, ffmpegPath, readMediaEnv, type MediaEnv } from '../../src/media/index.js'
 import {
@@ -188,7 +188,7 @@ describe('MediaScrubber and the sidecar', () => {
     scrubbers.push(s)
     return s
   }
-  after(async () => { await Promise.all(scrubbers.map(async (s) => { await s.close() })) })
+  after(async () => { await Promise.all(scrubbers.map(async (s) => { await s.stop() })) })
 
   async function failsWith (promise: Promise<unknown>, code: string, message: RegExp): Promise<void> {
     await assert.rejects(promise, (err: unknown) => {

@@ -1,50 +1,53 @@
 /**
- * No circle among the folders of src/: with each folder (and each top-level file) of src/ as one
- * node and every relative import (type-only ones too) as an edge, the graph has no cycle. The
- * project has no import-cycle lint plugin, so this reads the sources as text; the doors rule
- * (eslint/doors.js) keeps the edges going through each folder's index.ts.
+ * The house plan's two lint rules (eslint/doors.js), run through ESLint on probe sources as
+ * `npm run lint` runs them: an import past a folder's door and an import that closes a loop
+ * between folders are refused. And the whole graph of src/'s folders (each folder, type-only
+ * imports too) has no circle today.
  */
-import { test } from 'node:test'
+import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { ESLint } from 'eslint'
 
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'src')
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 
-function sources (dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name)
-    return e.isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : []
-  })
+interface DoorsModule {
+  folderGraph: (srcDir?: string) => Map<string, Set<string>>
+  folderPath: (graph: Map<string, Set<string>>, from: string, to: string) => string[] | undefined
 }
 
-/** The node a path belongs to: its folder under src/, or the top-level file's name without extension. */
-const nodeOf = (file: string): string => relative(SRC, file).split(sep)[0].replace(/\.[jt]s$/, '')
+async function lintProbe (file: string, text: string): Promise<string[]> {
+  const eslint = new ESLint({ cwd: ROOT })
+  const [result] = await eslint.lintText(text, { filePath: join(ROOT, file) })
+  return result.messages.map((m) => `${m.ruleId ?? ''}: ${m.message}`)
+}
 
-test('the folders of src/ import one another without a circle', () => {
-  const edges = new Map<string, Set<string>>()
-  for (const file of sources(SRC)) {
-    const text = readFileSync(file, 'utf8')
-    for (const m of text.matchAll(/\bfrom\s*['"](\.[^'"]+)['"]|\bimport\s*\(\s*['"](\.[^'"]+)['"]/g)) {
-      const from = nodeOf(file)
-      const to = nodeOf(resolve(dirname(file), m[1] ?? m[2]))
-      if (from === to) continue
-      if (!edges.has(from)) edges.set(from, new Set())
-      edges.get(from)?.add(to)
+describe('house plan', () => {
+  test('the folders of src/ import one another without a circle', async () => {
+    const { folderGraph, folderPath } = await import(join(ROOT, 'eslint', 'doors.js')) as DoorsModule
+    const graph = folderGraph(join(ROOT, 'src'))
+    assert.ok(graph.size > 10, 'the import graph was read')
+    const circles: string[] = []
+    for (const [from, tos] of graph) {
+      for (const to of tos) {
+        const back = folderPath(graph, to, from)
+        if (back !== undefined) circles.push([from, ...back].join(' → '))
+      }
     }
-  }
-  const circles: string[] = []
-  const state = new Map<string, 'open' | 'done'>()
-  const visit = (node: string, path: string[]): void => {
-    state.set(node, 'open')
-    for (const next of edges.get(node) ?? []) {
-      if (state.get(next) === 'open') circles.push([...path.slice(path.indexOf(next)), node, next].join(' → '))
-      else if (!state.has(next)) visit(next, [...path, node])
-    }
-    state.set(node, 'done')
-  }
-  for (const node of edges.keys()) if (!state.has(node)) visit(node, [])
-  assert.ok(edges.size > 10, 'the import graph was read')
-  assert.deepEqual(circles, [])
+    assert.deepEqual(circles, [])
+  })
+
+  test('lint refuses an import that closes a loop between folders', async () => {
+    // the API reads the node; the node importing the API would close a loop
+    const messages = await lintProbe('src/node/probe.ts', "import type { ApiServer } from '../api/index.js'\nexport type Probe = ApiServer\n")
+    assert.ok(messages.some((m) => m.startsWith('doors/no-folder-loop: importing src/api from src/node closes a loop')), messages.join('\n'))
+    const inward = await lintProbe('src/api/probe.ts', "import type { ChainView } from '../node/index.js'\nexport type Probe = ChainView\n")
+    assert.deepEqual(inward.filter((m) => m.startsWith('doors/')), [], 'an import pointing inward is fine')
+  })
+
+  test('lint refuses an import past a folder\'s door', async () => {
+    const messages = await lintProbe('src/api/probe.ts', "import type { Submission } from '../node/submission.js'\nexport type Probe = Submission\n")
+    assert.ok(messages.some((m) => m.startsWith("doors/through-the-door: '../node/submission.js' goes past the door of src/node")), messages.join('\n'))
+  })
 })

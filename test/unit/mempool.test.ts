@@ -9,7 +9,7 @@ import {
   signTx, type BlockContext, type MemoryState, type ChainParams, type CheckedTx, type Transaction
 } from '../../src/chain/index.js'
 import { toHex, type KeyPair } from '../../src/crypto/index.js'
-import { KithError, type ErrorCode } from '../../src/errors.js'
+import { KithError, type ErrorCode } from '../../src/errors/index.js'
 import { DEFAULT_MEMPOOL_OPTIONS, Mempool } from '../../src/mempool/index.js'
 import { aliceKey, bobKey, carolKey, ALICE, BOB, CAROL, VALIDATOR } from '../helpers/fixtures.js'
 

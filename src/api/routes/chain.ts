@@ -1,9 +1,9 @@
 /** Transactions, addresses and chain discovery under /api. */
 import { addressOf, Contracts, formatAmount, resolveAccount } from '../../chain/index.js'
 import { wellKnownContracts } from './contracts.js'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import type { ChainView } from '../../node/index.js'
-import { BUILD, NODE_VERSION, PROTOCOL_VERSION } from '../../version.js'
+import { BUILD, NODE_VERSION, PROTOCOL_VERSION } from '../../release/index.js'
 import { presentAddressTx, presentTx, isoTime } from '../present.js'
 import { route, type AnyRoute } from '../route.js'
 import {

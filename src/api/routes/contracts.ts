@@ -1,7 +1,7 @@
 /** Contracts under /api: the well-known list, contract info, state values and logs (reads of chain state). */
 import { z } from 'zod'
 import { balanceOf, CONTRACT_ID_RE, Contracts, isWellKnown, type ContractRecord, type StateReader } from '../../chain/index.js'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { route, type AnyRoute } from '../route.js'
 import { ErrorSchema, WellKnownEntrySchema } from '../schemas.js'
 

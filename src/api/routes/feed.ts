@@ -1,6 +1,6 @@
 /** The social feed under /feed (at the root, not /api): docs/feed.md. */
 import { resolveAccount } from '../../chain/index.js'
-import { KithError, isKithError } from '../../errors.js'
+import { KithError, isKithError } from '../../errors/index.js'
 import {
   AuthorFeedSchema, AuthorParamsSchema, ForYouQuerySchema, ForYouSchema, HashtagFeedSchema, MAX_POST_SIZE, PENDING_RETRY_AFTER_S, PageQuerySchema, PostBodySchema,
   PostParamsSchema, PostStatsSchema, PublishRequestSchema, PublishResponseSchema, StatsQuerySchema, TagParamsSchema, TimelineQuerySchema,

@@ -1,7 +1,7 @@
 /** Identity, device, relay and contact registries: reads of chain state. */
 import { z } from 'zod'
 import { Registry, addressOf, resolveAccount, type StateReader } from '../../chain/index.js'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { route, type AnyRoute } from '../route.js'
 import { ErrorSchema } from '../schemas.js'
 

@@ -7,7 +7,7 @@
 import { z } from 'zod'
 import { addressOf, resolveAccount } from '../../chain/index.js'
 import { transfer, type Account } from '../../client/index.js'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import type { ChainView } from '../../node/index.js'
 import { route, type AnyRoute } from '../route.js'
 import { ErrorSchema } from '../schemas.js'

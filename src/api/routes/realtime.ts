@@ -4,7 +4,7 @@
  * /api/ws is answered 426.
  */
 import { z } from 'zod'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { ERROR_CODE_HEADER } from '../errors.js'
 import { CLOSE_CODES, type RealtimeGateway, type RealtimeLimits } from '../../realtime/index.js'
 import { route, type AnyRoute } from '../route.js'

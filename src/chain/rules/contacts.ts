@@ -4,7 +4,7 @@
  * repeat while pending or accepted, or any request after a block, is refused (decisions.md).
  */
 import { z } from 'zod'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { credit, debit } from '../ledger.js'
 import { MIN_CONTACT_FEE_UT, MAX_INTRO_CHARS, MIN_FEE } from '../limits.js'
 import { Registry, asState, unixSeconds, type ContactRecord } from '../registry.js'

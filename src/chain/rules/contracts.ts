@@ -6,8 +6,8 @@
  * all (unknown contract or method, too poor for its gas limit) is rejected and never included.
  */
 import { z } from 'zod'
-import { safeParse } from '../../validation.js'
-import { KithError } from '../../errors.js'
+import { safeParse } from '../../validation/index.js'
+import { KithError } from '../../errors/index.js'
 import { ContractKeys, Contracts, contractIdFor, CONTRACT_ID_RE, gasCost, installContract, type CallRecord, type ContractExecutor } from '../contract-state.js'
 import { credit, debit, balanceOf } from '../ledger.js'
 import { COMPILE_GAS_PER_BYTE, DEPLOY_BYTE_FEE, DEPLOY_GAS_PER_BYTE, MAX_ARGS_JSON_BYTES, MAX_BLOCK_GAS, MAX_CONTRACT_CODE_BYTES, MAX_GAS_LIMIT, MIN_FEE } from '../limits.js'

@@ -6,7 +6,7 @@
  * transaction is submitted to it (src/feed), because other nodes cannot make it.
  */
 import { z } from 'zod'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { BASE_POST_FEE, MAX_POST_SIZE, MIN_FEE, postFee } from '../limits.js'
 import { POST_ID_RE, Posts, type PostRecord } from '../posts.js'
 import { Registry, asState } from '../registry.js'

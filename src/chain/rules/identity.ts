@@ -1,6 +1,6 @@
 /** REGISTER_KEY, LINK_DEVICE, UNLINK_DEVICE: the identity and device registries (decisions.md). */
 import { z } from 'zod'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { MIN_FEE } from '../limits.js'
 import { Registry, asState, unixSeconds, type DeviceRecord } from '../registry.js'
 import { StateKeys, type StateOverlay } from '../state.js'

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod'
 import { fromBase64, verify } from '../../crypto/index.js'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { credit, debit } from '../ledger.js'
 import { MIN_FEE } from '../limits.js'
 import { Registry, asState, unixSeconds, type RelayRecord } from '../registry.js'

@@ -5,7 +5,7 @@
  * h + VALSET_DELAY, so every node switches sets at the same height.
  */
 import { z } from 'zod'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { credit, debit } from '../ledger.js'
 import { MIN_FEE, POWER_UNIT_UT, VALSET_DELAY } from '../limits.js'
 import { StateKeys, type StateOverlay, type StateValue } from '../state.js'

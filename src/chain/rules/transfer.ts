@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { credit, debit, mint } from '../ledger.js'
 import { MIN_FEE } from '../limits.js'
 import { defineRule } from './types.js'

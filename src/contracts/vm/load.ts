@@ -1,5 +1,5 @@
 /** What both VMs do the same way before a call: load binaryen once, check the input's bounds. */
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { GAS, MAX_GAS_LIMIT } from './limits.js'
 import type { BinaryenApi } from './prepare.js'
 import type { CallInput } from './types.js'

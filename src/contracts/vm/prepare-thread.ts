@@ -4,7 +4,7 @@
  * request at a time, in arrival order.
  */
 import { parentPort } from 'node:worker_threads'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { loadBinaryen } from './load.js'
 import { prepareModule } from './prepare.js'
 import type { PrepareReply, PrepareRequest } from './prepare-worker.js'

@@ -5,7 +5,7 @@
  * prepared here is what every node's block apply computes.
  */
 import { Worker } from 'node:worker_threads'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import type { PreparedModule } from './types.js'
 
 export interface PrepareRequest { id: number, wasm: Uint8Array }

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import type Binaryen from 'binaryen'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { DEPTH_EXPORT, GAS_EXPORT, INIT_EXPORT, MEMORY_EXPORT, RESERVED_EXPORT_PREFIX, allowedImport } from './abi.js'
 import {
   GAS, MAX_CALL_DEPTH, MAX_DATA_BYTES, MAX_DATA_SEGMENTS, MAX_ELEMENT_SEGMENTS, MAX_EXPORTS, MAX_FUNCTIONS, MAX_GLOBALS, MAX_LOCALS,

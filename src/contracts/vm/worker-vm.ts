@@ -8,7 +8,7 @@
  * loaded once by the factory.
  */
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads'
-import { KithError } from '../../errors.js'
+import { KithError } from '../../errors/index.js'
 import { DEFAULT_WALL_CLOCK_MS } from './limits.js'
 import { checkCallInput, loadBinaryen } from './load.js'
 import { prepareModule } from './prepare.js'

@@ -7,7 +7,7 @@ import Koa from 'koa'
 import { pino } from 'pino'
 import { errorMiddleware } from '../../../src/api/errors.js'
 import { chooseRequestId, requestId, requestLog } from '../../../src/api/request-id.js'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 
 describe('chooseRequestId', () => {
   test('keeps a sane incoming id', () => {

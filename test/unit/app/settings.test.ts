@@ -2,7 +2,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { ENV_SETTINGS, layeredEnv, readServiceSettings, unknownConfigKeys } from '../../../src/app/index.js'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 
 test('config.json sets a setting under its key; the environment wins; each value says where it came from', () => {
   const { env, sources } = layeredEnv({ relay_read_auth: true, rate_limit_rps: 9, api_token: 'from-file' }, { SVC_RATE_LIMIT_RPS: '7', PATH: '/bin' })

@@ -12,7 +12,7 @@ import {
   type Transaction, type WriteSet
 } from '../../../src/chain/index.js'
 import { sign, toBase64, toHex, type KeyPair } from '../../../src/crypto/index.js'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { voteSignBytes } from '../../../src/consensus/index.js'
 import { seeded, aliceKey, bobKey, carolKey, validatorKey, ALICE, BOB, CAROL, VALIDATOR, assertKithError } from '../../helpers/fixtures.js'
 

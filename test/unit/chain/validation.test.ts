@@ -9,8 +9,8 @@ import {
   signTx, type Transaction
 } from '../../../src/chain/index.js'
 import { keyPairFromSeed, toHex } from '../../../src/crypto/index.js'
-import type { ErrorCode } from '../../../src/errors.js'
-import { parseOrThrow } from '../../../src/validation.js'
+import type { ErrorCode } from '../../../src/errors/index.js'
+import { parseOrThrow } from '../../../src/validation/index.js'
 import { assertKithError } from '../../helpers/fixtures.js'
 
 const alice = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 1))

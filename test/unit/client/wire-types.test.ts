@@ -134,7 +134,7 @@ describe('server answers against the schemas the client types come from', () => 
   })
 
   after(async () => {
-    await feed.close()
+    await feed.stop()
     await rm(dir, { recursive: true, force: true })
   })
 

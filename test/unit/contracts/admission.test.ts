@@ -1,7 +1,7 @@
 /** Deploy admission in the engine: refusals cached by code hash, limits per sender, and block apply never reading the refusal cache. */
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { engineOver, MAX_DEPLOYS_VALIDATING, MAX_REFUSALS_PER_SENDER, REFUSAL_WINDOW_MS, type ContractEngine } from '../../../src/contracts/index.js'
 import { createInlineVm, createWorkerVm } from '../../../src/contracts/vm/index.js'
 import { usernameRegistryWasm } from '../../../src/contracts/wellknown.js'

@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import binaryen from 'binaryen'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import {
   GAS, MAX_DATA_BYTES, MAX_DATA_SEGMENTS, MAX_ELEMENT_SEGMENTS, MAX_EXPORTS, MAX_FUNCTIONS, MAX_GLOBALS, MAX_MODULE_BYTES, MAX_TABLE_ENTRIES,
   type ContractVm

@@ -6,7 +6,7 @@ import { packBatch, verifyPacked } from '../../../src/crypto/verify-worker.js'
 
 describe('VerifyPool', () => {
   const pool = new VerifyPool(2)
-  after(async () => { await pool.close() })
+  after(async () => { await pool.stop() })
 
   const alice = generateKeyPair()
   const bob = generateKeyPair()

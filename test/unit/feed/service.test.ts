@@ -15,7 +15,7 @@ import {
   GenesisSchema, StateOverlay, applyTx, checkStateless, genesisState, postFee, type BlockContext, type StateValue, type Transaction
 } from '../../../src/chain/index.js'
 import { accountFrom, createPostTx, followTx, postActionTx, publishRequest, type Account, type PublishResponse } from '../../../src/client/index.js'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { FeedService, DEFAULT_PENDING_TTL_MS, type FeedChain } from '../../../src/feed/index.js'
 import { FeedBodyStore, type BodyMeta } from '../../../src/feed/body-store.js'
 import { aliceKey, bobKey, carolKey, validatorKey, VALIDATOR, ALICE, BOB, CAROL } from '../../helpers/fixtures.js'
@@ -98,7 +98,7 @@ describe('FeedService', () => {
   })
 
   after(async () => {
-    await feed.close()
+    await feed.stop()
     await rm(dir, { recursive: true, force: true })
   })
 
@@ -125,7 +125,7 @@ describe('FeedService', () => {
     try {
       await expectError(unregistered.publish(publishRequest(alice, { content: 'hosted nowhere', ts })), 'UNAVAILABLE', 'not a registered relay')
     } finally {
-      await unregistered.close()
+      await unregistered.stop()
     }
   })
 
@@ -265,7 +265,7 @@ describe('FeedService', () => {
 
   test('quota: a body that would pass --feed-disk-limit-mb is refused with 507', async () => {
     const used = feed.diskUsage().usedBytes
-    await feed.close()
+    await feed.stop()
     feed = await openFeed({ diskLimitBytes: used + 1000 })
     const ts = Math.floor(nowMs / 1000)
     await feed.publish(publishRequest(alice, { content: 'y'.repeat(800), ts }))
@@ -276,7 +276,7 @@ describe('FeedService', () => {
     const listed = feed.byAuthor(ALICE, { limit: 50 }).posts
     const usage = feed.diskUsage()
     const withViews = feed.byAuthor(BOB, { limit: 50 }).posts
-    await feed.close()
+    await feed.stop()
     feed = await openFeed()
     assert.deepEqual(feed.byAuthor(ALICE, { limit: 50 }).posts, listed)
     assert.deepEqual(feed.byAuthor(BOB, { limit: 50 }).posts, withViews)
@@ -326,7 +326,7 @@ describe('FeedService: what a publish costs its author', () => {
   })
 
   after(async () => {
-    await feed.close()
+    await feed.stop()
     await rm(dir, { recursive: true, force: true })
   })
 
@@ -380,7 +380,7 @@ describe('FeedService: what a publish costs its author', () => {
     const post = await feed.publish(publishRequest(author, { content: 'old #cafe\u0301 and #नमस्ते', ts }))
     await commit(author, post)
     assert.deepEqual(feed.byTag('caf\u00e9', { limit: 5 }).posts.map((p) => p.post_id), [post.post_id])
-    await feed.close()
+    await feed.stop()
     // what the rule before version 2 stored for this text
     const store = FeedBodyStore.open(join(dir, 'feed'), { sync: false })
     const old: BodyMeta = { ...(store.meta(post.post_id) as BodyMeta), hashtags: ['cafe', 'नमस'] }
@@ -395,7 +395,7 @@ describe('FeedService: what a publish costs its author', () => {
   })
 
   test('the holdings are rebuilt at start from the bodies on disk (by author; addresses are not stored)', async () => {
-    await feed.close()
+    await feed.stop()
     feed = await openFeed()
     await expectError(feed.publish(publishRequest(crowded, { content: 'still three waiting', ts }), '10.0.0.9'), 'FEED_PENDING_LIMIT', 'author: 3 published here')
     await feed.publish(publishRequest(funded(100_000_000), { content: 'the address starts afresh', ts }), '10.0.0.1')

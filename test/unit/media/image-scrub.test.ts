@@ -12,7 +12,7 @@ import { deflateSync } from 'node:zlib'
 import { after, before, describe, it } from 'node:test'
 import { pino } from 'pino'
 import sharp, { type Sharp } from 'sharp'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { STATUS_BY_CODE } from '../../../src/api/errors.js'
 import { MediaScrubber, readMediaEnv, type ScrubbedMedia } from '../../../src/media/index.js'
 import { exifRead, exifWrite, groupsOf } from '../../helpers/media-files.js'
@@ -121,7 +121,7 @@ before(async () => {
 })
 
 after(async () => {
-  await scrubber.close()
+  await scrubber.stop()
   await rm(tempDir, { recursive: true, force: true })
 })
 
@@ -279,7 +279,7 @@ describe('image scrub: refusals', () => {
     try {
       await rejected(good, 'image/jpeg', 'MEDIA_INVALID', /^image is 1200×800 = 1\.0 megapixels, over the limit of 0\.5$/, small)
     } finally {
-      await small.close()
+      await small.stop()
     }
   })
 })

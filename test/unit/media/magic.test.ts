@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { before, describe, it } from 'node:test'
 import sharp from 'sharp'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { STATUS_BY_CODE } from '../../../src/api/errors.js'
 import { SUPPORTED_MIME, checkMagic, detect, readMediaEnv } from '../../../src/media/index.js'
 import { makeMedia, type MediaSample } from '../../helpers/media-files.js'

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
 import sharp from 'sharp'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { STATUS_BY_CODE } from '../../../src/api/errors.js'
 import { MediaScrubber, readMediaEnv, type MediaScrubberOptions } from '../../../src/media/index.js'
 import { waitFor } from '../../helpers/node-process.js'
@@ -49,7 +49,7 @@ before(async () => {
   image = await sharp(noise, { raw: { width: 1600, height: 1200, channels: 3 } }).jpeg({ quality: 90 }).toBuffer()
 })
 
-after(async () => { await Promise.all(started.map(async (s) => { await s.close() })) })
+after(async () => { await Promise.all(started.map(async (s) => { await s.stop() })) })
 
 describe('MediaScrubber worker pool', () => {
   it('a worker killed under a job fails that job (4xx) and is replaced; the next job succeeds', async () => {
@@ -110,7 +110,7 @@ describe('MediaScrubber worker pool', () => {
     // the running one either finishes before its worker leaves or fails with UNAVAILABLE
     const running = scrubber.scrub(image, 'image/jpeg').then(() => 'done', (err: unknown) => err instanceof KithError ? err.code : err)
     const waiting = scrubber.scrub(image, 'image/jpeg')
-    await Promise.all([scrubber.close(), failsWith(waiting, 'UNAVAILABLE')])
+    await Promise.all([scrubber.stop(), failsWith(waiting, 'UNAVAILABLE')])
     assert.ok(['done', 'UNAVAILABLE'].includes(String(await running)))
     for (const pid of pids) assert.equal(isAlive(pid), false)
     await failsWith(scrubber.scrub(image, 'image/jpeg'), 'UNAVAILABLE')

@@ -1,13 +1,12 @@
 /**
- * Envelope gossip through NetworkBridge: a node's new envelopes leave as batches, and a batch
+ * Envelope gossip through the node's network sides (NetworkInbound, Outbound): a node's new envelopes leave as batches, and a batch
  * from a peer is checked envelope by envelope. Also: whom a status message makes the node ask. The libp2p host is replaced by a recording
  * NetworkPort (a test double of the network edge; real libp2p runs in test/integration).
  */
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { KithNode, initHome, loadHome } from '../../../src/node/index.js'
-import type { NetworkBridge, NetworkPort } from '../../../src/node/network.js'
+import { KithNode, initHome, loadHome, type NetworkHandlers, type NetworkPort } from '../../../src/node/index.js'
 import type { GossipTopic } from '../../../src/p2p/index.js'
 import type { Envelope } from '../../../src/relay/index.js'
 import { envelopeFromUpload } from '../../../src/relay/envelope.js'
@@ -31,21 +30,20 @@ class RecordingPort implements NetworkPort {
   setLocalHeight (): void {}
 }
 
-async function withBridge (fn: (ctx: { bridge: NetworkBridge, port: RecordingPort, service: ReturnType<typeof newService> }) => Promise<void>): Promise<void> {
+async function withBridge (fn: (ctx: { bridge: NetworkHandlers, port: RecordingPort, service: ReturnType<typeof newService> }) => Promise<void>): Promise<void> {
   await withTempDir(async (dir) => {
     await initHome(join(dir, 'home'), {})
     const home = await loadHome(join(dir, 'home'))
     const node = await KithNode.open({ dataDir: home.dataDir, genesis: home.genesis, validatorKey: home.validatorKey, blockIntervalMs: 1000, mempool: { maxTxs: 100 }, logger: silent })
     const service = newService(join(dir, 'relay'))
-    const bridge = node.network
+    const bridge = node.networkHandlers()
     const port = new RecordingPort()
-    bridge.attach(port)
-    bridge.attachRelay(service)
+    node.attachNetwork(port)
+    node.attachRelay(service)
     try {
       await fn({ bridge, port, service })
     } finally {
-      bridge.stop()
-      await service.close()
+      await service.stop()
       await node.stop()
     }
   })

@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { generateKeyPair, sign, toBase64, toHex } from '../../../src/crypto/index.js'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import {
   CLOSE_CODES, Connection, textFrame, DEFAULT_REALTIME_LIMITS, Frame, Hub, NonceHandshake, ReplaySeam, authText, inboxFrame, parseLastEventId, readRealtimeEnv, sseTopicKeys,
   type ConnectionContext, type MailboxSource, type RealtimeLimits, type Sink

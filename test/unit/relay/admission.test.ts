@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { MAX_READ_NONCES_PER_CLIENT, MAX_READ_NONCES_PER_MAILBOX, READ_NONCE_TTL_MS, clientAddressKey } from '../../../src/relay/index.js'
 import { MailboxAdmission } from '../../../src/relay/admission.js'
 import { ReadNonces, parseInboxAuthHeader } from '../../../src/relay/read-auth.js'

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { MAX_CIPHERTEXT_BYTES, canonicalId } from '../../../src/relay/index.js'
 import { checkPeerEnvelope, envelopeFromUpload, presentInboxItem, base64DecodedLength } from '../../../src/relay/envelope.js'
 import { plainUpload, uploadBySchema } from '../../../src/relay/envelope.js'

@@ -11,7 +11,7 @@ import { pino, type Logger } from 'pino'
 import { GenesisSchema, StateKeys, formatTimestamp, relayFeeText } from '../../../src/chain/index.js'
 import { accountFrom, buildTx, newAccount, transfer, type Account, type Transaction } from '../../../src/client/index.js'
 import { generateKeyPair, sign, toBase64 } from '../../../src/crypto/index.js'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { KithNode, initHome, loadHome } from '../../../src/node/index.js'
 import { RelayFees, type Envelope } from '../../../src/relay/index.js'
 import { envelopeFromUpload } from '../../../src/relay/envelope.js'
@@ -107,7 +107,7 @@ describe('RelayFees.check (POST /relay/broadcast with fee_ut > 0)', () => {
       await fees.check(good)
       await fees.check(good) // a client retrying a lost answer: no second claim
       assert.deepEqual(fees.claims(), [{ envelope_id: good.id, fee_ut: 500, fee_sig: good.fee_sig, sender_ed25519_pub: sender.pub }])
-      await fees.close()
+      await fees.stop()
     })
   })
 
@@ -121,7 +121,7 @@ describe('RelayFees.check (POST /relay/broadcast with fee_ut > 0)', () => {
       const broke = newAccount()
       assert.match(await refusal(fees.check(paid(broke, relay.pub, 1))), /holds 0 µT, which does not cover fee_ut 1$/)
       assert.equal(fees.claims().length, 2)
-      await fees.close()
+      await fees.stop()
     })
   })
 
@@ -131,12 +131,12 @@ describe('RelayFees.check (POST /relay/broadcast with fee_ut > 0)', () => {
       const envelopes = [paid(sender, relay.pub, 100), paid(sender, relay.pub, 200)]
       for (const e of envelopes) await fees.check(e)
       const before = fees.claims()
-      await fees.close()
+      await fees.stop()
       const reopened = RelayFees.open({ dataDir: data, relayKey: relay.keyPair, node, logger: silent })
       assert.deepEqual(new Set(reopened.claims().map((c) => JSON.stringify(c))), new Set(before.map((c) => JSON.stringify(c))))
       // the owed total is rebuilt too: 10000 − 300 is all this sender can still back
       await refusal(reopened.check(paid(sender, relay.pub, 9701)))
-      await reopened.close()
+      await reopened.stop()
     })
   })
 
@@ -154,8 +154,8 @@ describe('RelayFees.check (POST /relay/broadcast with fee_ut > 0)', () => {
       assert.equal(answer.id, id)
       assert.equal(service.count(bob.pub).count, 1)
       assert.deepEqual(fees.claims().map((c) => c.envelope_id), [id])
-      await service.close()
-      await fees.close()
+      await service.stop()
+      await fees.stop()
     })
   })
 })
@@ -196,7 +196,7 @@ describe('RelayFees collector (RELAY_PROOF through the node)', () => {
       await confirm(node, buildTx(relay, { type: 'BIND_WALLET', to: wallet.pub }))
       const senderBefore = node.balance(sender.pub)
       // a node that takes transactions but commits none: the proof waits in its mempool
-      await fees.close()
+      await fees.stop()
       await node.stop()
       node = await reopenNode(dir)
       const reopen = (): RelayFees => {
@@ -210,14 +210,14 @@ describe('RelayFees collector (RELAY_PROOF through the node)', () => {
       assert.ok(proof !== undefined)
       assert.equal(node.mempoolSize(), 1)
       await fees.collect()
-      await fees.close()
+      await fees.stop()
       fees = reopen()
       await fees.collect()
       assert.equal(node.mempoolSize(), 1)
       assert.equal(lines.filter((l) => l.msg === 'RELAY_PROOF submitted').length, 1, 'one proof for one claim')
 
       node.start()
-      await until('the proof committed', () => node.store.get(StateKeys.relayProof(envelope.id)))
+      await until('the proof committed', () => node.state.get(StateKeys.relayProof(envelope.id)))
       await fees.collect()
       assert.deepEqual(fees.claims(), [])
       assert.equal(lines.filter((l) => l.msg === 'RELAY_PROOF submitted').length, 1, 'one proof for one claim')
@@ -230,7 +230,7 @@ describe('RelayFees collector (RELAY_PROOF through the node)', () => {
       // a retried upload of a collected envelope queues nothing
       await fees.check(envelope)
       assert.deepEqual(fees.claims(), [])
-      await fees.close()
+      await fees.stop()
     })
   })
 
@@ -251,8 +251,8 @@ describe('RelayFees collector (RELAY_PROOF through the node)', () => {
       assert.deepEqual(fees.claims(), [])
       const dropped = lines.filter((l) => l.msg.startsWith('relay fee dropped'))
       assert.deepEqual(dropped.map((l) => [l.envelopeId, l.code]), [[refused.id, undefined], [spent.id, 'TX_INSUFFICIENT_FUNDS']])
-      assert.equal(node.store.get(StateKeys.relayProof(spent.id)), undefined)
-      await fees.close()
+      assert.equal(node.state.get(StateKeys.relayProof(spent.id)), undefined)
+      await fees.stop()
     })
   })
 })

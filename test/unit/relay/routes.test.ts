@@ -18,7 +18,7 @@ async function withApp (opts: { registry?: FakeRegistry, requireReadAuth?: boole
       await fn(app, service)
     } finally {
       await app.close()
-      await service.close()
+      await service.stop()
     }
   })
 }
@@ -157,7 +157,7 @@ describe('relay routes', () => {
         assert.equal(openEnvelope(item[0], carol), 'legacy')
       } finally {
         await app.close()
-        await service.close()
+        await service.stop()
       }
     })
   })
@@ -198,7 +198,7 @@ describe('relay routes', () => {
       const doc = openApiDocument(relayRoutes(service, { rateLimitPerSender: 1 })) as { paths: Record<string, Record<string, unknown>> }
       assert.deepEqual(Object.keys(doc.paths).sort(), ['/relay/broadcast', '/relay/inbox', '/relay/inbox/count', '/relay/inbox/nonce', '/relay/inbox/{envID}', '/relay/send'])
       assert.ok(doc.paths['/relay/inbox/{envID}'].delete !== undefined)
-      await service.close()
+      await service.stop()
     })
   })
 })

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import sodium from 'sodium-native'
 import { generateKeyPair, toHex } from '../../../src/crypto/index.js'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { sealKeyFromEd25519, answerSyncRequest, pullFromPeer, readRelayEnv, type Envelope, type InboxEvent, type RelayService } from '../../../src/relay/index.js'
 import { deleteText, envelopeFromUpload, type DeleteProof } from '../../../src/relay/envelope.js'
 import { inboxAuthHeader, inboxReadText } from '../../../src/relay/read-auth.js'
@@ -52,7 +52,7 @@ describe('RelayService.broadcast', () => {
       assert.equal(inbox.count, 1)
       assert.equal(inbox.items[0].sent_at, T0S)
       assert.equal(openEnvelope(inbox.items[0], bob), 'hello bob')
-      await service.close()
+      await service.stop()
     })
   })
 
@@ -102,7 +102,7 @@ describe('RelayService.accept (peers)', () => {
       clock.advance(30_000)
       assert.equal((await service.accept(fromPeers[2])).result, 'accepted', 'anti-entropy brings it again, and it fits')
       assert.equal(service.count(bob.pub).count, 4)
-      await service.close()
+      await service.stop()
     })
   })
 
@@ -127,7 +127,7 @@ describe('RelayService.accept (peers)', () => {
       assert.equal((await service.accept({ ...other, sent_at: T0S + 300 })).result, 'accepted')
       const old = envelopeFromUpload(sealEnvelope(alice, bob.pub, 'old'), T0S - DAY_MS / 1000)
       assert.equal((await service.accept(old)).result, 'ignored')
-      await service.close()
+      await service.stop()
     })
   })
 
@@ -140,7 +140,7 @@ describe('RelayService.accept (peers)', () => {
       const second = envelopeFromUpload(sealEnvelope(alice, bob.pub, '2'), T0S)
       assert.equal((await service.accept(second)).result, 'ignored')
       assert.equal((await failure(service.broadcast(sealEnvelope(alice, bob.pub, '3'))))?.code, 'RELAY_MAILBOX_FULL')
-      await service.close()
+      await service.stop()
     })
   })
 })
@@ -170,7 +170,7 @@ describe('RelayService.delete', () => {
       // a retry is answered the same way, without a second announcement
       assert.deepEqual(await service.delete(id, bob.pub, body), { id, status: 'deleted' })
       assert.equal(seen.delete.length, 1)
-      await service.close()
+      await service.stop()
     })
   })
 
@@ -183,7 +183,7 @@ describe('RelayService.delete', () => {
       const upper = device.pub.toUpperCase()
       assert.equal((await service.delete(id2, upper, { ed25519_pub: bob.edPub, sig: signText(bob, deleteText(id2, upper, T0S)), ts: T0S })).status, 'deleted')
       assert.equal((await service.delete(id, bob.pub, { ed25519_pub: bob.edPub, sig: signText(bob, deleteText(id, bob.pub, T0S)), ts: String(T0S) })).status, 'deleted')
-      await service.close()
+      await service.stop()
     })
   })
 
@@ -212,13 +212,13 @@ describe('RelayService.delete', () => {
       assert.equal((await failure(service.delete(id, bob.pub, { ed25519_pub: bob.edPub, ts: T0S })))?.code, 'BAD_REQUEST')
       assert.equal((await failure(service.delete(id, 'nope', ok)))?.code, 'BAD_REQUEST')
       assert.equal(service.count(bob.pub).count, 1, 'nothing was deleted')
-      await service.close()
+      await service.stop()
     })
     await withTempDir(async (dir) => {
       const { service, bob, id } = await setup(dir, false)
       const res = await failure(service.delete(id, bob.pub, { ed25519_pub: bob.edPub, sig: signText(bob, deleteText(id, bob.pub, T0S)), ts: T0S }))
       assert.equal(res?.code, 'RELAY_UNAVAILABLE')
-      await service.close()
+      await service.stop()
     })
   })
 })
@@ -244,7 +244,7 @@ describe('RelayService.send (legacy)', () => {
       assert.equal(seen.envelope.length, 1)
       assert.equal((await failure(service.send({ recipient_pub: bob.pub, msg_b64: Buffer.alloc(64 * 1024).toString('base64') })))?.code, 'BODY_TOO_LARGE')
       assert.equal((await failure(service.send({ recipient_pub: bob.pub })))?.code, 'BAD_REQUEST')
-      await service.close()
+      await service.stop()
     })
   })
 
@@ -264,7 +264,7 @@ describe('signed reads (requireReadAuth)', () => {
       assert.equal(open.inbox(newClient().pub).count, 0)
       assert.equal(open.readNonce(newClient().pub, '127.0.0.1').required, false)
       assert.equal(open.readNonces.size, 0, 'a node that needs no signature keeps no nonce')
-      await open.close()
+      await open.stop()
 
       const registry = new FakeRegistry()
       const service = newService(join(dir, 'closed'), { identity: registry, requireReadAuth: true })
@@ -299,12 +299,12 @@ describe('signed reads (requireReadAuth)', () => {
 
       assert.equal((await failure(() => service.inbox(bob.pub, {}, { header: 'ed25519_pub=zz, nonce=1, sig=2' })))?.code, 'BAD_REQUEST')
       assert.equal((await failure(() => service.inbox(bob.pub, {}, proof(bob, 'GET /relay/inbox', bob.pub, 'ab'.repeat(16)))))?.code, 'UNAUTHORIZED', 'a nonce never issued')
-      await service.close()
+      await service.stop()
 
       const noResolver = newService(join(dir, 'noresolver'), { requireReadAuth: true })
       const n3 = noResolver.readNonce(bob.pub, '127.0.0.1').nonce
       assert.equal((await failure(() => noResolver.count(bob.pub, proof(bob, 'GET /relay/inbox/count', bob.pub, n3, noResolver.readNodeId))))?.code, 'RELAY_UNAVAILABLE')
-      await noResolver.close()
+      await noResolver.stop()
     })
   })
 })
@@ -326,9 +326,8 @@ describe('expiry sweep', () => {
       clock.advance(1800_000)
       service.start()
       for (let i = 0; i < 100 && service.store.has(young.id); i++) await new Promise((resolve) => setTimeout(resolve, 5))
+      assert.equal(service.store.has(young.id), false, 'the background sweep removed it')
       await service.stop()
-      assert.equal(service.store.has(young.id), false)
-      await service.close()
     })
   })
 })
@@ -380,8 +379,8 @@ describe('anti-entropy', () => {
       const replay = a.envelopes([shared[0]])
       assert.equal(replay.envelopes.length, 0)
       assert.equal(replay.deletions.length, 1)
-      await a.close()
-      await b.close()
+      await a.stop()
+      await b.stop()
     })
   })
 
@@ -407,7 +406,7 @@ describe('anti-entropy', () => {
       assert.deepEqual(round, { buckets: 1, stored: 0, rejected: 10 })
       await assert.rejects(pullFromPeer(c, async () => ({ digests: 'lots' })), /malformed relay sync answer/)
       assert.throws(() => answerSyncRequest(a, { type: 'relay_fetch', ids: Array(101).fill('x') }), /relay sync request/)
-      for (const s of [a, b, c]) await s.close()
+      for (const s of [a, b, c]) await s.stop()
     })
   })
 
@@ -430,7 +429,7 @@ describe('anti-entropy', () => {
       const { from, to } = service.liveBuckets()
       assert.equal(to, Math.floor(T0S / BUCKET_SECONDS))
       assert.equal(from * BUCKET_SECONDS >= T0S - 7 * 86_400, true)
-      await service.close()
+      await service.stop()
     })
   })
 })

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { KithError } from '../../../src/errors.js'
+import { KithError } from '../../../src/errors/index.js'
 import { ReleaseFeedSchema, UpdateChecker, newestRelease, readReleaseFeed, type BuildInfo } from '../../../src/release/index.js'
 import { ReleaseSource } from '../../helpers/release-source.js'
 

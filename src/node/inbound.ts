@@ -1,61 +1,46 @@
 /**
- * The node's side of the network: checks every gossip message before consensus or the mempool
- * sees it (accept / ignore / reject, rejecting only what is provably bad: a bad signature,
- * malformed data), answers block-sync and catch-up requests, and pulls what this node lacks
- * when a peer's status shows it is ahead. Gossip alone does not deliver every message to every
- * node (and drops re-publication of identical bytes), so liveness rests on these pulls.
+ * The node's inbound side of the network: checks every gossip message before consensus or the
+ * mempool sees it (accept / ignore / reject, rejecting only what is provably bad: a bad
+ * signature, malformed data), answers block-sync and catch-up requests, announces this node's
+ * status, and pulls what this node lacks when a peer's status shows it is ahead. Gossip alone
+ * does not deliver every message to every node (and drops re-publication of identical bytes), so
+ * liveness rests on these pulls. It reaches the rest of the node only through InboundHost.
  */
 import type { Logger } from 'pino'
 import { z } from 'zod'
-import { commitHash, type Block, type CheckedTx, type Commit, type Genesis, type Transaction } from '../chain/index.js'
+import type { Block, Commit, Transaction } from '../chain/index.js'
 import {
-  proposalSignBytes, verifyCommit, voteSignBytes, type ConsensusInput, type Proposal, type TendermintEngine, type Validator, type Vote
+  proposalSignBytes, voteSignBytes, type ConsensusInput, type Proposal, type TendermintEngine, type Validator, type Vote
 } from '../consensus/index.js'
 import { fromBase64, verify } from '../crypto/index.js'
-import { KithError } from '../errors.js'
-import type { Mempool } from '../mempool/index.js'
-import type { GossipTopic, PeerInfo, Validation } from '../p2p/index.js'
-import { answerSyncRequest, pullFromPeer, type Envelope, type PeerOutcome, type RelayService } from '../relay/index.js'
-import type { ChainHead, ChainStore, StoredBlock } from '../storage/index.js'
+import { KithError } from '../errors/index.js'
+import type { GossipTopic, Validation } from '../p2p/index.js'
+import { answerSyncRequest, pullFromPeer, type PeerOutcome, type RelayService } from '../relay/index.js'
+import type { StoredBlock } from '../storage/index.js'
+import { ENVELOPE_BATCH_MAX, type Outbound } from './outbound.js'
 import {
   BlocksResponseSchema, CatchUpResponseSchema, RequestSchema, decodeProposal, StatusSchema, TxBatchSchema, VoteSchema, decode, encode, voteKey,
   type Request, type SyncedBlock
 } from './wire.js'
 
 export type { GossipTopic, Validation }
-/** A peer as the node reports it: the p2p host's view. */
-export type PeerView = PeerInfo
 
-/** What the node needs from a libp2p host (src/p2p's P2PHost provides it). */
-export interface NetworkPort {
-  readonly peerId: string
-  publish (topic: GossipTopic, data: Uint8Array): Promise<void>
-  request (peerId: string, data: Uint8Array, opts?: { timeoutMs?: number }): Promise<Uint8Array>
-  peers (): PeerView[]
-  setLocalHeight (height: number): void
-}
-
-/**
- * What the bridge needs from the node (KithNode provides it). Declared here, on the network's
- * side, so that this file does not import the node that constructs it.
- */
-export interface BridgedNode {
-  readonly genesis: Pick<Genesis, 'chain_id'>
-  readonly clock: { now (): number }
-  /** the bridge reads the round and the votes it holds; it never drives the engine */
-  readonly engine: Pick<TendermintEngine, 'equivocators' | 'status' | 'catchUp'>
-  /** with store.getTx, tells a gossiped transaction this node already has (pending or committed); checkRoom drops gossip when full */
-  readonly mempool: Pick<Mempool, 'get' | 'checkRoom'>
-  readonly store: Pick<ChainStore, 'getTx'>
-  head (): Pick<ChainHead, 'height'>
+/** What the inbound side may do to the node: read its head and consensus, and hand over what arrived. */
+export interface InboundHost {
+  readonly chainId: string
+  now (): number
+  headHeight (): number
+  /** the engine's round and the messages it holds; the inbound side never drives it */
+  readonly consensus: Pick<TendermintEngine, 'equivocators' | 'status' | 'catchUp'>
   validators (height: number): Validator[]
   proposerOf (height: number, round: number): string
   storedBlock (height: number): StoredBlock | undefined
-  checkAdmitting (): void
-  checkTx (tx: Transaction): Promise<CheckedTx>
+  /** a mempool transaction a proposal refers to by id */
+  pendingTx (id: string): Transaction | undefined
+  /** false when the node already has it; throws a KithError when it does not apply */
+  admitGossiped (tx: Transaction): Promise<boolean>
   preverify (txs: readonly Transaction[]): Promise<void>
-  admit (checked: CheckedTx, durable?: boolean): Promise<void>
-  /** throws a KithError when the block is invalid; that is all the bridge looks at */
+  /** throws a KithError when the block is invalid; that is all the inbound side looks at */
   checkBlock (block: Block, hash: string, opts: { localTime?: boolean }): unknown
   commitSynced (block: Block, hash: string, commit: Commit): Promise<unknown>
   pushConsensus (input: ConsensusInput): void
@@ -70,16 +55,6 @@ const STATUS_INTERVAL_MS = 1000
 const CATCH_UP_AFTER_MS = 1000
 /** How often the mailbox compares digests with one random peer (anti-entropy). */
 const RELAY_SYNC_INTERVAL_MS = 30_000
-/**
- * Transactions and envelopes are gossiped in batches: each gossip message has a fixed cost
- * (framing, a message id, a validation result, a mesh forward on every hop) that one message per
- * transaction would pay thousands of times a second.
- */
-const BATCH_MS = 20
-const TX_BATCH_MAX = 500
-const ENVELOPE_BATCH_MAX = 100
-/** envelopes carry up to 64 KiB each: a batch is sent once it holds this much ciphertext text */
-const ENVELOPE_BATCH_CHARS = 1024 * 1024
 const SYNC_BATCH = 20
 const MAX_SYNC_RESPONSE_TXS = 20_000
 const MAX_BUFFERED_PROPOSALS = 16
@@ -94,8 +69,7 @@ function gossipResult (outcome: PeerOutcome): Validation {
   return outcome.result === 'rejected' ? 'reject' : 'ignore'
 }
 
-export class NetworkBridge {
-  private port: NetworkPort | undefined
+export class NetworkInbound {
   private statusTimer: NodeJS.Timeout | undefined
   private syncing = false
   private readonly catchUpInFlight = new Set<string>()
@@ -109,21 +83,17 @@ export class NetworkBridge {
    */
   private readonly proposalChecks = new Map<string, { height: number, round: number, check: Promise<Validation> }>()
   private readonly verifiedVotes = new Set<string>()
-  private readonly verifiedCommits = new Set<string>()
   private stopped = false
   private readonly reportedEquivocators = new Set<string>()
   private relay: RelayService | undefined
   private readonly mailboxSyncedWith = new Set<string>()
   private relaySyncTimer: NodeJS.Timeout | undefined
-  private readonly txBatch = new GossipBatch<Transaction>((txs) => this.broadcast('tx', txs), TX_BATCH_MAX, Infinity, () => 0)
-  private readonly envelopeBatch = new GossipBatch<Envelope>((envelopes) => this.broadcast('envelope', envelopes),
-    ENVELOPE_BATCH_MAX, ENVELOPE_BATCH_CHARS, (e) => e.ciphertext.length)
 
-  constructor (private readonly node: BridgedNode, private readonly log: Logger) {}
+  constructor (private readonly node: InboundHost, private readonly out: Outbound, private readonly log: Logger) {}
 
-  attach (port: NetworkPort): void {
-    this.port = port
-    port.setLocalHeight(this.node.head().height)
+  /** Starts announcing this node's status once the network is attached to `out`. */
+  start (): void {
+    this.out.setLocalHeight(this.node.headHeight())
     this.statusTimer = setInterval(() => this.announceStatus(), STATUS_INTERVAL_MS)
     this.statusTimer.unref()
   }
@@ -131,8 +101,8 @@ export class NetworkBridge {
   /** Connects the mailbox: its envelopes and deletions go to gossip; peers' come back to it. */
   attachRelay (relay: RelayService): void {
     this.relay = relay
-    relay.on('envelope', (envelope) => { if (this.port !== undefined && !this.stopped) this.envelopeBatch.add(envelope) })
-    relay.on('delete', (proof) => this.broadcast('envelope_delete', proof))
+    relay.on('envelope', (envelope) => this.out.gossipEnvelope(envelope))
+    relay.on('delete', (proof) => this.out.broadcast('envelope_delete', proof))
     this.relaySyncTimer = setInterval(() => { void this.syncMailbox() }, RELAY_SYNC_INTERVAL_MS)
     this.relaySyncTimer.unref()
   }
@@ -143,14 +113,13 @@ export class NetworkBridge {
    */
   async syncMailbox (peerId?: string): Promise<void> {
     const relay = this.relay
-    const port = this.port
-    if (relay === undefined || port === undefined || this.stopped) return
-    const connected = port.peers().filter((p) => p.connected)
+    if (relay === undefined || !this.out.open || this.stopped) return
+    const connected = this.out.peers().filter((p) => p.connected)
     const peer = peerId !== undefined ? { peerId } : connected[Math.floor(Math.random() * connected.length)]
     if (peer === undefined) return
     try {
       const result = await pullFromPeer(relay, async (req) => {
-        const answer = await port.request(peer.peerId, encode(req), { timeoutMs: 10_000 })
+        const answer = await this.out.request(peer.peerId, req, 10_000)
         return JSON.parse(Buffer.from(answer).toString('utf8')) as unknown
       })
       this.log.debug({ peerId: peer.peerId, result }, 'mailbox anti-entropy round')
@@ -163,44 +132,16 @@ export class NetworkBridge {
     this.stopped = true
     if (this.relaySyncTimer !== undefined) clearInterval(this.relaySyncTimer)
     if (this.statusTimer !== undefined) clearInterval(this.statusTimer)
-    this.txBatch.clear()
-    this.envelopeBatch.clear()
-  }
-
-  peers (): PeerView[] {
-    return this.port?.peers() ?? []
-  }
-
-  /** Queues an accepted transaction for the next gossip batch. */
-  gossipTx (tx: Transaction): void {
-    if (this.port === undefined || this.stopped) return
-    this.txBatch.add(tx)
-  }
-
-  broadcast (topic: GossipTopic, value: unknown): void {
-    if (this.port === undefined || this.stopped) return
-    // Nobody to tell (a lone dev node): skip the encoding.
-    if (!this.port.peers().some((p) => p.connected)) return
-    this.port.publish(topic, encode(value)).catch((err: unknown) => this.log.debug({ err, topic }, 'publish failed'))
   }
 
   /** Called when consensus enters `height`: re-check proposals that arrived early. */
   onNewHeight (height: number): void {
-    this.port?.setLocalHeight(height - 1)
+    this.out.setLocalHeight(height - 1)
     this.verifiedVotes.clear()
     const early = this.nextProposals.filter((p) => p.height === height)
     this.nextProposals = []
     // After the engine has entered the height (this runs while its input is being built).
     if (early.length > 0) setImmediate(() => { for (const p of early) void this.acceptProposal(p) })
-  }
-
-  commitIsValid (commit: Commit, validators: Validator[]): boolean {
-    const key = commitHash(commit)
-    if (this.verifiedCommits.has(key)) return true
-    if (!verifyCommit(this.node.genesis.chain_id, commit, validators)) return false
-    if (this.verifiedCommits.size > 1000) this.verifiedCommits.clear()
-    this.verifiedCommits.add(key)
-    return true
   }
 
   // ---- gossip ----
@@ -216,7 +157,7 @@ export class NetworkBridge {
       switch (topic) {
         case 'tx': return await this.onTx(data)
         case 'proposal': {
-          const proposal = decodeProposal(data, (id) => this.node.mempool.get(id))
+          const proposal = decodeProposal(data, (id) => this.node.pendingTx(id))
           return proposal === undefined ? 'reject' : this.acceptProposal(proposal)
         }
         case 'vote': {
@@ -261,12 +202,8 @@ export class NetworkBridge {
     const batch = decode(TxBatchSchema, data)
     if (batch === undefined) return 'reject'
     const outcomes = await Promise.all(batch.map(async (tx): Promise<Validation> => {
-      if (this.node.mempool.get(tx.id) !== undefined || this.node.store.getTx(tx.id) !== undefined) return 'ignore'
       try {
-        // a full mempool drops gossiped transactions before any signature work (the sender's node keeps them)
-        this.node.mempool.checkRoom(tx)
-        await this.node.admit(await this.node.checkTx(tx), false)
-        return 'accept'
+        return await this.node.admitGossiped(tx) ? 'accept' : 'ignore'
       } catch (err) {
         if (err instanceof KithError && (err.code === 'TX_BAD_SIGNATURE' || err.code === 'TX_MALFORMED')) return 'reject'
         return 'ignore'
@@ -306,10 +243,10 @@ export class NetworkBridge {
   }
 
   private async checkProposal (p: Proposal): Promise<Validation> {
-    const height = this.node.head().height + 1
+    const height = this.node.headHeight() + 1
     if (p.height < height) return 'ignore'
     const signature = fromBase64(p.signature)
-    if (signature === undefined || !verify(proposalSignBytes(this.node.genesis.chain_id, p), signature, Buffer.from(p.proposer, 'hex'))) return 'reject'
+    if (signature === undefined || !verify(proposalSignBytes(this.node.chainId, p), signature, Buffer.from(p.proposer, 'hex'))) return 'reject'
     if (p.height > height) {
       if (p.height === height + 1 && this.nextProposals.length < MAX_BUFFERED_PROPOSALS) this.nextProposals.push(p)
       return 'ignore'
@@ -319,7 +256,7 @@ export class NetworkBridge {
     const started = performance.now()
     await this.node.preverify(p.block.txs)
     // the node may have committed this height (block sync) while the pool verified
-    if (p.height !== this.node.head().height + 1) return 'ignore'
+    if (p.height !== this.node.headHeight() + 1) return 'ignore'
     const verified = performance.now()
     let valid = true
     try {
@@ -338,13 +275,13 @@ export class NetworkBridge {
   }
 
   private acceptVote (vote: Vote): Validation {
-    const height = this.node.head().height + 1
+    const height = this.node.headHeight() + 1
     if (vote.height < height || vote.height > height + 1) return 'ignore'
     const key = `${vote.validator}|${vote.height}|${vote.round}|${vote.type}|${vote.block_hash ?? ''}|${vote.signature}`
     if (!this.verifiedVotes.has(key)) {
       if (!this.node.validators(vote.height).some((v) => v.pub_key === vote.validator)) return vote.height === height ? 'reject' : 'ignore'
       const signature = fromBase64(vote.signature)
-      if (signature === undefined || !verify(voteSignBytes(this.node.genesis.chain_id, vote), signature, Buffer.from(vote.validator, 'hex'))) return 'reject'
+      if (signature === undefined || !verify(voteSignBytes(this.node.chainId, vote), signature, Buffer.from(vote.validator, 'hex'))) return 'reject'
       if (this.verifiedVotes.size > MAX_VERIFIED_CACHE) this.verifiedVotes.clear()
       this.verifiedVotes.add(key)
     }
@@ -355,14 +292,15 @@ export class NetworkBridge {
   // ---- status, catch-up and block sync ----
 
   private announceStatus (): void {
-    if (this.port === undefined || this.stopped) return
-    for (const validator of this.node.engine.equivocators) {
+    const peerId = this.out.peerId
+    if (peerId === undefined || !this.out.open || this.stopped) return
+    for (const validator of this.node.consensus.equivocators) {
       if (this.reportedEquivocators.has(validator)) continue
       this.reportedEquivocators.add(validator)
       this.log.warn({ validator }, 'validator equivocated: signed two different votes for one step')
     }
-    const status = this.node.engine.status()
-    this.broadcast('status', { peer_id: this.port.peerId, height: this.node.head().height + 1, round: status.round, at: this.node.clock.now() })
+    const status = this.node.consensus.status()
+    this.out.broadcast('status', { peer_id: peerId, height: this.node.headHeight() + 1, round: status.round, at: this.node.now() })
   }
 
   /**
@@ -370,21 +308,21 @@ export class NetworkBridge {
    * it holds that we lack (the request lists what we have, so an answer in step is tiny).
    */
   onStatus (peerId: string, height: number, round: number): void {
-    if (this.port === undefined || peerId === this.port.peerId || this.stopped) return
+    if (!this.out.open || peerId === this.out.peerId || this.stopped) return
     // Gossip also brings the statuses of peers this node has no connection to, and no address
     // for: asking them would fail to dial. The peer that relayed such a status announces its own.
-    if (!this.port.peers().some((p) => p.peerId === peerId && p.connected)) return
+    if (!this.out.isConnected(peerId)) return
     if (this.relay !== undefined && !this.mailboxSyncedWith.has(peerId)) {
       this.mailboxSyncedWith.add(peerId)
       void this.syncMailbox(peerId)
     }
-    const ours = this.node.head().height + 1
+    const ours = this.node.headHeight() + 1
     if (height > ours) void this.syncFrom(peerId)
     else if (height === ours && this.mayLackMessages(ours, round)) void this.catchUpFrom(peerId)
   }
 
   private mayLackMessages (height: number, peerRound: number): boolean {
-    const { round } = this.node.engine.status()
+    const { round } = this.node.consensus.status()
     if (peerRound > round) return true
     const now = Date.now()
     if (this.currentRound.height !== height || this.currentRound.round !== round) this.currentRound = { height, round, since: now }
@@ -392,12 +330,12 @@ export class NetworkBridge {
   }
 
   private async catchUpFrom (peerId: string): Promise<void> {
-    if (this.catchUpInFlight.has(peerId) || this.port === undefined) return
+    if (this.catchUpInFlight.has(peerId) || !this.out.open) return
     this.catchUpInFlight.add(peerId)
     try {
-      const height = this.node.head().height + 1
-      const round = this.node.engine.status().round
-      const held = this.node.engine.catchUp(round)
+      const height = this.node.headHeight() + 1
+      const round = this.node.consensus.status().round
+      const held = this.node.consensus.catchUp(round)
       const request: Request = {
         type: 'catchup',
         height,
@@ -405,7 +343,7 @@ export class NetworkBridge {
         have_votes: held.votes.map(voteKey),
         have_proposals: [...held.proposals.map((p) => p.round), ...this.roundsInFlight(height)]
       }
-      const response = decode(CatchUpResponseSchema, await this.port.request(peerId, encode(request), { timeoutMs: 5000 }))
+      const response = decode(CatchUpResponseSchema, await this.out.request(peerId, request, 5000))
       if (response === undefined) return
       for (const p of response.proposals) await this.acceptProposal(p)
       for (const v of response.votes) this.acceptVote(v)
@@ -418,20 +356,20 @@ export class NetworkBridge {
 
   /** Block sync: fetch committed blocks with their certificates from a peer that is ahead. */
   private async syncFrom (peerId: string): Promise<void> {
-    if (this.syncing || this.port === undefined) return
+    if (this.syncing || !this.out.open) return
     this.syncing = true
     try {
       for (;;) {
         if (this.stopped) return
-        const from = this.node.head().height + 1
+        const from = this.node.headHeight() + 1
         const request: Request = { type: 'blocks', from, count: SYNC_BATCH }
-        const response = decode(BlocksResponseSchema, await this.port.request(peerId, encode(request), { timeoutMs: 15_000 }))
+        const response = decode(BlocksResponseSchema, await this.out.request(peerId, request, 15_000))
         if (response === undefined || response.blocks.length === 0) return
         for (const synced of response.blocks) {
-          if (synced.block.header.height < this.node.head().height + 1) continue
+          if (synced.block.header.height < this.node.headHeight() + 1) continue
           await this.node.commitSynced(synced.block, synced.hash, synced.commit)
         }
-        this.log.info({ peerId, height: this.node.head().height }, 'synced blocks')
+        this.log.info({ peerId, height: this.node.headHeight() }, 'synced blocks')
         if (response.blocks.length < SYNC_BATCH) return
       }
     } catch (err) {
@@ -449,8 +387,8 @@ export class NetworkBridge {
     const request = decode(RequestSchema, data)
     if (request === undefined) throw new Error('malformed request')
     if (request.type === 'catchup') {
-      if (request.height !== this.node.head().height + 1) return encode({ proposals: [], votes: [] })
-      const { proposals, votes } = this.node.engine.catchUp(request.round)
+      if (request.height !== this.node.headHeight() + 1) return encode({ proposals: [], votes: [] })
+      const { proposals, votes } = this.node.consensus.catchUp(request.round)
       const haveVotes = new Set(request.have_votes)
       const haveProposals = new Set(request.have_proposals)
       return encode({
@@ -460,7 +398,7 @@ export class NetworkBridge {
     }
     const blocks: SyncedBlock[] = []
     let txs = 0
-    const head = this.node.head().height
+    const head = this.node.headHeight()
     for (let h = request.from; h < request.from + request.count && h <= head && txs < MAX_SYNC_RESPONSE_TXS; h++) {
       const stored = this.node.storedBlock(h)
       if (stored === undefined || stored.commit === null) break
@@ -468,39 +406,5 @@ export class NetworkBridge {
       txs += stored.block.txs.length
     }
     return encode({ blocks })
-  }
-}
-
-/** Items collected for one gossip message: sent after BATCH_MS, or at once when full. */
-class GossipBatch<T> {
-  private items: T[] = []
-  private weight = 0
-  private timer: NodeJS.Timeout | undefined
-
-  constructor (
-    private readonly send: (items: T[]) => void,
-    private readonly maxItems: number,
-    private readonly maxWeight: number,
-    private readonly weigh: (item: T) => number
-  ) {}
-
-  add (item: T): void {
-    this.items.push(item)
-    this.weight += this.weigh(item)
-    if (this.items.length >= this.maxItems || this.weight >= this.maxWeight) this.flush()
-    else this.timer ??= setTimeout(() => this.flush(), BATCH_MS)
-  }
-
-  flush (): void {
-    const items = this.items
-    this.clear()
-    if (items.length > 0) this.send(items)
-  }
-
-  clear (): void {
-    if (this.timer !== undefined) clearTimeout(this.timer)
-    this.timer = undefined
-    this.items = []
-    this.weight = 0
   }
 }

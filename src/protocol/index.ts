@@ -1,7 +1,9 @@
 /**
- * The wire form of a signed inbox read (docs/relay.md "Signed reads"), shared by the client that
- * signs one and the relay that checks it: the text an owner signs and the header that carries it.
- * The nonces and the check itself are the relay's (src/relay/read-auth.ts).
+ * Texts that both sides of the wire must compute byte for byte, with no dependencies, so that a
+ * client imports them without loading the node. Today: the wire form of a signed inbox read
+ * (docs/relay.md "Signed reads"), shared by the client that signs one and the relay that checks
+ * it: the text an owner signs and the header that carries it. The nonces and the check itself
+ * are the relay's (src/relay/read-auth.ts).
  */
 
 /** The request header that carries a signed read. */

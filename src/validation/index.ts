@@ -1,7 +1,7 @@
-/** Turns a zod validation failure into a KithError whose message names the offending field. */
+/** zod at the edges: parsing that never throws, and failures turned into a KithError whose message names the offending field. */
 import { z } from 'zod'
-import { BASE64_CHARS, isBase64 } from './crypto/index.js'
-import { KithError, type ErrorCode } from './errors.js'
+import { BASE64_CHARS, isBase64 } from '../crypto/index.js'
+import { KithError, type ErrorCode } from '../errors/index.js'
 
 /**
  * `schema.safeParse` that never throws. Zod's checks can throw on hostile input: a member whose
