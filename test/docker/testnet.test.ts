@@ -115,6 +115,9 @@ describe('the Docker testnet on a real engine', { timeout: 30 * 60_000 }, () => 
   let httpPort: number
   const containers = new Map<string, string>()
   const t0 = Date.now()
+  const STEPS = 4
+  /** steps that reached their end: each test counts itself as its last line */
+  let passed = 0
 
   /** the compose command; `join` adds the joiner's profile (with it, a plain `up` would start node4 too) */
   const dc = async (args: string[], timeoutMs = 300_000, withJoiner = false): Promise<Run> =>
@@ -186,7 +189,8 @@ describe('the Docker testnet on a real engine', { timeout: 30 * 60_000 }, () => 
     // best effort, each step on its own: one failing must not leave the rest behind
     const quiet = async (fn: () => Promise<unknown>): Promise<void> => { await fn().catch((err: Error) => console.log(`# teardown: ${err.message.split('\n')[0]}`)) }
     if (compose !== undefined) {
-      await quiet(async () => await dc(['logs', '--no-color', '--tail', '30'], 60_000).then((r) => writeFile(join(tmpdir(), `${PROJECT}-logs.txt`), r.stdout)))
+      // the services' last words, only when a step failed
+      if (passed < STEPS) await quiet(async () => { console.log((await dc(['logs', '--no-color', '--tail', '30'], 60_000, true)).stdout) })
       await quiet(async () => await dc(['down', '--volumes', '--remove-orphans', '--timeout', '15'], 120_000, true))
     }
     if (daemon !== undefined) {
@@ -255,6 +259,7 @@ describe('the Docker testnet on a real engine', { timeout: 30 * 60_000 }, () => 
     // the runtime stage has no dev dependencies, and the pinned second Node was left out
     const listing = (await run('docker', ['run', '--rm', '--entrypoint', 'ls', 'kith:local', '/kith/node_modules'])).stdout.split('\n')
     for (const dev of ['typescript', 'eslint', 'node']) assert.ok(!listing.includes(dev), `${dev} is not in the runtime image`)
+    passed += 1
   })
 
   test('four validators in their own containers commit, with healthy health checks', async () => {
@@ -279,6 +284,7 @@ describe('the Docker testnet on a real engine', { timeout: 30 * 60_000 }, () => 
       'fetch(process.env.SVC_MEDIA_SIDECAR_URL + "/v1/health").then(async (r) => process.stdout.write(r.status + " " + await r.text()), () => process.exit(4))'])
     assert.match(sidecar.stdout, /^200 /, `the sidecar from node1: ${sidecar.stdout}`)
     await sameHashEverywhere(['node0', 'node1', 'node2', 'node3'])
+    passed += 1
   })
 
   test('a validator stopped for 10 s drains, exits 0, and catches up once started again', async () => {
@@ -305,6 +311,7 @@ describe('the Docker testnet on a real engine', { timeout: 30 * 60_000 }, () => 
     // and goes on with the others
     await waitFor(async () => await heightOrZero('node2') >= target + 2, 60_000, { intervalMs: 500, message: 'node2 does not follow new blocks' })
     await sameHashEverywhere(['node0', 'node1', 'node2', 'node3'])
+    passed += 1
   })
 
   test('a fifth node joins given only a peer multiaddr and follows the chain', async () => {
@@ -319,6 +326,7 @@ describe('the Docker testnet on a real engine', { timeout: 30 * 60_000 }, () => 
     await sameHashEverywhere(['node0', 'node1', 'node2', 'node3', 'node4'])
     const stats = await api<{ validator_count: number }>('node4', '/api/netstats')
     assert.equal(stats.validator_count, 4, 'the joiner follows; it is not a validator')
+    passed += 1
   })
 
 })
