@@ -1,5 +1,5 @@
 /** The `kith` command line: init, start (and start --dev), testnet, sidecar, update, and the wallet (wallet/). See docs and decisions.md. */
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { Command, Option } from 'commander'
 import { pino } from 'pino'
@@ -12,8 +12,9 @@ import { registerSidecarCommand } from './sidecar.js'
 import { registerUpdateCommand } from './update.js'
 import { registerWalletCommands } from './wallet/index.js'
 import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
-import { isPubkeyHex } from '../chain/index.js'
+import { GenesisSchema, isPubkeyHex } from '../chain/index.js'
 import { BUILD, PROTOCOL_VERSION } from '../release/index.js'
+import { parseOrThrow } from '../validation/index.js'
 import { followParent, needsRelaunch, relaunch, resourceCaps } from './resource-caps.js'
 import { getHeapStatistics } from 'node:v8'
 import {
@@ -144,8 +145,13 @@ export function buildProgram (): Command {
     .requiredOption('--home <dir>', 'home directory to create')
     .option('--chain-id <id>', 'chain id', 'kith-local')
     .option('--alloc <pubkey=ut>', 'credit an Ed25519 pubkey (hex) with UT micro-tokens at genesis; may repeat', parseAlloc)
-    .action(async (opts: { home: string, chainId: string, alloc?: Array<{ pub_key: string, amount_ut: number }> }) => {
-      const home = await initHome(resolve(opts.home), { chainId: opts.chainId, alloc: opts.alloc ?? [] })
+    .option('--genesis <file>', 'join an existing network: use its genesis.json instead of writing a new one')
+    .action(async (opts: { home: string, chainId: string, alloc?: Array<{ pub_key: string, amount_ut: number }>, genesis?: string }) => {
+      if (opts.genesis !== undefined && opts.alloc !== undefined) throw new Error('--alloc writes a new genesis; it cannot change the one --genesis gives')
+      const genesis = opts.genesis === undefined
+        ? undefined
+        : parseOrThrow(GenesisSchema, JSON.parse(await readFile(opts.genesis, 'utf8')), 'CONFIG_INVALID', opts.genesis)
+      const home = await initHome(resolve(opts.home), { chainId: opts.chainId, alloc: opts.alloc ?? [], ...(genesis !== undefined ? { genesis } : {}) })
       console.log(JSON.stringify({
         home: home.dir,
         chain_id: home.genesis.chain_id,
@@ -168,17 +174,19 @@ export function buildProgram (): Command {
   startCmd.action(start)
 
   program.command('testnet')
-    .description('write one home per validator, sharing one genesis, for a local network on 127.0.0.1')
+    .description('write one home per validator, sharing one genesis, for a local network on 127.0.0.1 (or in containers: --compose)')
     .requiredOption('--validators <n>', 'number of validators')
     .requiredOption('--output <dir>', 'directory for node0 … node{N-1}')
     .option('--base-port <p>', 'node i: HTTP on P+2i, libp2p on P+2i+1', '26000')
+    .option('--compose', 'the docker/compose.yml layout instead: node i is the host nodeI, HTTP on :8080, libp2p on 4001, peers /dns4/nodeJ/tcp/4001')
     .option('--chain-id <id>', 'chain id', 'kith-testnet')
     .option('--alloc <pubkey=ut>', 'credit an Ed25519 pubkey with UT µT at genesis; may repeat', parseAlloc)
-    .action(async (opts: { validators: string, output: string, basePort: string, chainId: string, alloc?: Array<{ pub_key: string, amount_ut: number }> }) => {
+    .action(async (opts: { validators: string, output: string, basePort: string, compose?: boolean, chainId: string, alloc?: Array<{ pub_key: string, amount_ut: number }> }) => {
       const nodes = await createTestnet({
         validators: Number(opts.validators),
         output: opts.output,
         basePort: Number(opts.basePort),
+        compose: opts.compose === true,
         chainId: opts.chainId,
         alloc: opts.alloc ?? []
       })
