@@ -1,0 +1,25 @@
+// manual probe: node dist/test/netns/probe.js — builds 3 namespaces, measures TCP connect times across shapes
+import { execFileSync, spawn } from 'node:child_process'
+import { WanNetwork, wanUnavailable } from './wan.js'
+console.log('unavailable:', wanUnavailable())
+const w = await WanNetwork.create(3)
+const servers = [0, 1, 2].map((j) => spawn(w.exec(j)[0], [...w.exec(j).slice(1), 'python3', '-c', `import socket\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1);s.bind(('${w.addr(j)}',9000));s.listen(100)\nwhile True:\n c,_=s.accept();c.close()`], { stdio: 'inherit' }))
+await new Promise((r) => setTimeout(r, 1000))
+const client = `import socket,time,sys\nts=[]\nfails=0\nfor k in range(20):\n t=time.monotonic()\n try:\n  c=socket.create_connection((sys.argv[1],9000),timeout=1.5);c.close();ts.append((time.monotonic()-t)*1000)\n except Exception: fails+=1\nts.sort();print('ok',len(ts),'fail',fails,'min %.1f med %.1f'%(ts[0],ts[len(ts)//2]) if ts else '')`
+const rtt = (i: number, j: number): string => execFileSync(w.exec(i)[0], [...w.exec(i).slice(1), 'python3', '-c', client, w.addr(j)], { encoding: 'utf8' }).trim()
+console.log('0->1 flat', rtt(0, 1))
+w.shapeAll({ rttMs: 50 })
+console.log('0->1 100ms', rtt(0, 1))
+w.shape(2, { rttMs: 300 })
+console.log('0->2 350ms', rtt(0, 2))
+w.shapeAll({ rttMs: 0, loss: 0.3 })
+console.log('0->1 30% loss each way', rtt(0, 1))
+w.shapeAll({ loss: 0 })
+w.partition([[0], [1, 2]])
+console.log('0->1 partitioned', rtt(0, 1))
+console.log('1->2 same side', rtt(1, 2))
+w.heal()
+console.log('0->1 healed', rtt(0, 1))
+w.destroy()
+for (const s of servers) s.kill()
+console.log(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }))
