@@ -24,6 +24,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { readFile, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -103,6 +104,26 @@ function killNamespace (name: string): void {
     }
   } catch { /* no such namespace */ }
   trySh('ip', ['netns', 'del', name])
+}
+
+/** the ports of a node in its own namespace: every node has the same ones */
+export const WAN_HTTP_PORT = 8080
+export const WAN_P2P_PORT = 4001
+
+/**
+ * Moves the homes of `bin/kith testnet` onto the namespaces' addresses: node i listens on
+ * `wan.addr(i)` and dials the others there (the generated loopback addresses and peer
+ * multiaddrs are rewritten in each config.json; keys and peer ids stay).
+ */
+export async function placeOnWan (members: Array<{ home: string, peerId: string }>, wan: WanNetwork): Promise<void> {
+  await Promise.all(members.map(async (m, i) => {
+    const file = join(m.home, 'config.json')
+    const config = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+    config.http_addr = `${wan.addr(i)}:${WAN_HTTP_PORT}`
+    config.p2p_listen = [`/ip4/${wan.addr(i)}/tcp/${WAN_P2P_PORT}`]
+    config.peers = members.flatMap((o, j) => j === i ? [] : [`/ip4/${wan.addr(j)}/tcp/${WAN_P2P_PORT}/p2p/${o.peerId}`])
+    await writeFile(file, JSON.stringify(config, null, 2))
+  }))
 }
 
 export interface LinkShape {
