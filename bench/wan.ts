@@ -18,6 +18,7 @@
 import os from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { prepareWorkload } from './lib/harness.js'
+import { processCpuSeconds } from './lib/proc.js'
 import {
   DEFAULT_NETWORK_CONFIG, runLatency, runSaturation, startTestnet, stopTestnet,
   type LatencyResult, type NetworkBenchConfig, type SaturationResult
@@ -45,6 +46,8 @@ export interface WanRun {
   loss: number
   saturation: SaturationResult
   latency: LatencyResult
+  /** CPU cores the four delay lines used during the saturation run (they share the machine with the nodes) */
+  delaylineCores: number
 }
 
 export interface WanBenchResult {
@@ -57,15 +60,20 @@ export interface WanBenchResult {
 
 async function oneRun (work: ReturnType<typeof prepareWorkload>, cfg: WanBenchConfig, net: NetworkBenchConfig, rttMs: number | undefined, log: (l: string) => void): Promise<WanRun> {
   const where = rttMs === undefined ? 'loopback' : `${rttMs} ms RTT, ${cfg.loss * 100} % loss`
-  const phase = async <T>(fn: (t: Awaited<ReturnType<typeof startTestnet>>) => Promise<T>): Promise<T> => {
+  let delaylineCores = 0
+  const phase = async <T>(fn: (t: Awaited<ReturnType<typeof startTestnet>>) => Promise<T>, meter = false): Promise<T> => {
     const wan = rttMs === undefined ? undefined : await WanNetwork.create(net.validators)
     try {
       // every link carries half the RTT: i → j waits (rtt_i + rtt_j) / 2
       wan?.shapeAll({ rttMs: (rttMs ?? 0) / 2, jitterMs: 0, loss: cfg.loss })
       const testnet = await startTestnet(work, net, false, wan)
+      const cpu = (): number => (wan?.delaylinePids ?? []).reduce((sum, pid) => sum + (processCpuSeconds(pid) ?? 0), 0)
+      const cpu0 = cpu()
+      const t0 = Date.now()
       try {
         return await fn(testnet)
       } finally {
+        if (meter) delaylineCores = (cpu() - cpu0) / ((Date.now() - t0) / 1000)
         await stopTestnet(testnet)
       }
     } finally {
@@ -73,13 +81,13 @@ async function oneRun (work: ReturnType<typeof prepareWorkload>, cfg: WanBenchCo
     }
   }
   log(`wan: ${where}: saturation C=${cfg.concurrency}, ${cfg.durationMs / 1000} s...`)
-  const saturation = await phase(async (t) => await runSaturation(work, t, cfg.concurrency, cfg.durationMs, false))
+  const saturation = await phase(async (t) => await runSaturation(work, t, cfg.concurrency, cfg.durationMs, false), true)
   log(`wan: ${where}: ${Math.round(saturation.sustainedPerSec)} sustained tx/s, confirm p50 ${Math.round(saturation.confirmLatencyMs.p50)} p99 ${Math.round(saturation.confirmLatencyMs.p99)} ms, ` +
     `longest gap ${saturation.rounds.maxGapMs} ms, ${saturation.rounds.late} blocks after round 0`)
   log(`wan: ${where}: open loop ${cfg.latencyRatePerSec} tx/s, ${cfg.latencyDurationMs / 1000} s...`)
   const latency = await phase(async (t) => await runLatency(work, t, cfg.latencyRatePerSec, cfg.latencyDurationMs))
   log(`wan: ${where}: open loop confirm p50 ${Math.round(latency.confirmLatencyMs.p50)} p99 ${Math.round(latency.confirmLatencyMs.p99)} ms, longest gap ${latency.rounds.maxGapMs} ms`)
-  return { rttMs, loss: rttMs === undefined ? 0 : cfg.loss, saturation, latency }
+  return { rttMs, loss: rttMs === undefined ? 0 : cfg.loss, saturation, latency, delaylineCores }
 }
 
 export async function runWanBench (config: Partial<WanBenchConfig> = {}, log: (line: string) => void = (l) => console.error(l)): Promise<WanBenchResult> {
@@ -108,14 +116,14 @@ export function formatWanBench (r: WanBenchResult): string {
       `block interval ${r.blockIntervalMs} ms; RTT between any two validators as given, ${c.loss * 100} % of packets between validators lost (each direction); ` +
       `the client reaches every node undelayed. Saturation: C=${c.concurrency}, ${c.durationMs / 1000} s; open loop: ${c.latencyRatePerSec} tx/s for ${c.latencyDurationMs / 1000} s; a fresh testnet per run.`,
     '',
-    '| network | sustained tx/s (C=512) | confirm p50 / p99 ms (C=512) | longest commit gap ms (C=512) | blocks after round 0 (max round) | open loop confirm p50 / p99 ms | open loop longest gap ms | other load, cores |',
-    '|---|--:|--:|--:|--:|--:|--:|--:|'
+    '| network | sustained tx/s (C=512) | confirm p50 / p99 ms (C=512) | longest commit gap ms (C=512) | blocks after round 0 (max round) | open loop confirm p50 / p99 ms | open loop longest gap ms | delay lines, cores (C=512) | other load, cores (C=512) |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|'
   ]
   for (const run of r.runs) {
     const s = run.saturation
     const l = run.latency
     lines.push(`| ${run.rttMs === undefined ? 'loopback' : `${run.rttMs} ms RTT, ${run.loss * 100} % loss`} | ${fmt(s.sustainedPerSec)} | ${fmt(s.confirmLatencyMs.p50)} / ${fmt(s.confirmLatencyMs.p99)} | ` +
-      `${fmt(s.rounds.maxGapMs)} | ${s.rounds.late} (${s.rounds.maxRound}) | ${fmt(l.confirmLatencyMs.p50)} / ${fmt(l.confirmLatencyMs.p99)} | ${fmt(l.rounds.maxGapMs)} | ${s.otherCores.toFixed(2)} |`)
+      `${fmt(s.rounds.maxGapMs)} | ${s.rounds.late} (${s.rounds.maxRound}) | ${fmt(l.confirmLatencyMs.p50)} / ${fmt(l.confirmLatencyMs.p99)} | ${fmt(l.rounds.maxGapMs)} | ${run.delaylineCores.toFixed(2)} | ${s.otherCores.toFixed(2)} |`)
   }
   const base = r.runs.find((x) => x.rttMs === undefined)
   const at = r.runs.find((x) => x.rttMs === WAN_GOALS.atRttMs)

@@ -220,9 +220,6 @@ export class WanNetwork {
         this.ipt(i, ['-N', chain])
         this.ipt(i, ['-A', 'PREROUTING', '-j', chain])
       }
-      for (let j = 0; j < this.size; j++) {
-        if (j !== i) this.ipt(i, ['-A', 'KW-DELAY', '-s', this.addr(j), '-j', 'NFQUEUE', '--queue-num', String(j)])
-      }
     }
     await Promise.all(Array.from({ length: this.size }, async (_, i) => await this.startDelayline(i)))
   }
@@ -265,6 +262,7 @@ export class WanNetwork {
     for (let j = 0; j < this.size; j++) {
       // loss on arrival at j: one loss stage per packet and direction
       this.ipt(j, ['-F', 'KW-LOSS'])
+      this.ipt(j, ['-F', 'KW-DELAY'])
       const loss = this.shapes[j].loss
       for (let i = 0; i < this.size; i++) {
         if (i === j) continue
@@ -272,6 +270,8 @@ export class WanNetwork {
         const oneWay = (this.shapes[i].rttMs + this.shapes[j].rttMs) / 2
         const jitter = Math.max(this.shapes[i].jitterMs, this.shapes[j].jitterMs)
         this.delaylines[j]?.stdin?.write(`set ${i} ${oneWay} ${jitter}\n`)
+        // undelayed pairs bypass the delay line: at 0 ms the figures are the kernel's alone
+        if (oneWay > 0 || jitter > 0) this.ipt(j, ['-A', 'KW-DELAY', '-s', this.addr(i), '-j', 'NFQUEUE', '--queue-num', String(i)])
       }
     }
   }
@@ -291,6 +291,11 @@ export class WanNetwork {
   heal (): void {
     for (let j = 0; j < this.size; j++) this.ipt(j, ['-F', 'KW-PART'])
     this.partitioned = false
+  }
+
+  /** pids of the delay lines (`ip netns exec` execs in place: the pid is python's), for their CPU */
+  get delaylinePids (): number[] {
+    return this.delaylines.map((d) => d.pid ?? 0).filter((p) => p > 0)
   }
 
   get isPartitioned (): boolean {
