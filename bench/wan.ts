@@ -48,6 +48,8 @@ export interface WanRun {
   latency: LatencyResult
   /** CPU cores the four delay lines used during the saturation run (they share the machine with the nodes) */
   delaylineCores: number
+  /** between the validators during the saturation run: bytes per committed transaction, MB/s per directed link, TCP retransmitted share */
+  traffic: { bytesPerTx: number, linkMBps: number, retransShare: number } | undefined
 }
 
 export interface WanBenchResult {
@@ -61,6 +63,7 @@ export interface WanBenchResult {
 async function oneRun (work: ReturnType<typeof prepareWorkload>, cfg: WanBenchConfig, net: NetworkBenchConfig, rttMs: number | undefined, log: (l: string) => void): Promise<WanRun> {
   const where = rttMs === undefined ? 'loopback' : `${rttMs} ms RTT, ${cfg.loss * 100} % loss`
   let delaylineCores = 0
+  let traffic: WanRun['traffic']
   const phase = async <T>(fn: (t: Awaited<ReturnType<typeof startTestnet>>) => Promise<T>, meter = false): Promise<T> => {
     const wan = rttMs === undefined ? undefined : await WanNetwork.create(net.validators)
     try {
@@ -69,11 +72,26 @@ async function oneRun (work: ReturnType<typeof prepareWorkload>, cfg: WanBenchCo
       const testnet = await startTestnet(work, net, false, wan)
       const cpu = (): number => (wan?.delaylinePids ?? []).reduce((sum, pid) => sum + (processCpuSeconds(pid) ?? 0), 0)
       const cpu0 = cpu()
+      const traffic0 = wan?.traffic()
       const t0 = Date.now()
+      let result: T | undefined
       try {
-        return await fn(testnet)
+        result = await fn(testnet)
+        return result
       } finally {
-        if (meter) delaylineCores = (cpu() - cpu0) / ((Date.now() - t0) / 1000)
+        const seconds = (Date.now() - t0) / 1000
+        if (meter) delaylineCores = cpu() - cpu0 > 0 ? (cpu() - cpu0) / seconds : 0
+        const traffic1 = wan?.traffic()
+        const committed = (result as { committed?: number } | undefined)?.committed ?? 0
+        if (meter && traffic0 !== undefined && traffic1 !== undefined && committed > 0) {
+          const bytes = traffic1.peerBytes - traffic0.peerBytes
+          const links = net.validators * (net.validators - 1)
+          traffic = {
+            bytesPerTx: bytes / committed,
+            linkMBps: bytes / links / seconds / 1e6,
+            retransShare: (traffic1.tcpRetransSegs - traffic0.tcpRetransSegs) / Math.max(1, traffic1.tcpOutSegs - traffic0.tcpOutSegs)
+          }
+        }
         await stopTestnet(testnet)
       }
     } finally {
@@ -87,7 +105,8 @@ async function oneRun (work: ReturnType<typeof prepareWorkload>, cfg: WanBenchCo
   log(`wan: ${where}: open loop ${cfg.latencyRatePerSec} tx/s, ${cfg.latencyDurationMs / 1000} s...`)
   const latency = await phase(async (t) => await runLatency(work, t, cfg.latencyRatePerSec, cfg.latencyDurationMs))
   log(`wan: ${where}: open loop confirm p50 ${Math.round(latency.confirmLatencyMs.p50)} p99 ${Math.round(latency.confirmLatencyMs.p99)} ms, longest gap ${latency.rounds.maxGapMs} ms`)
-  return { rttMs, loss: rttMs === undefined ? 0 : cfg.loss, saturation, latency, delaylineCores }
+  if (traffic !== undefined) log(`wan: ${where}: ${Math.round(traffic.bytesPerTx)} bytes between validators per committed tx, ${traffic.linkMBps.toFixed(2)} MB/s per directed link, ${(100 * traffic.retransShare).toFixed(1)} % of TCP segments retransmitted`)
+  return { rttMs, loss: rttMs === undefined ? 0 : cfg.loss, saturation, latency, delaylineCores, traffic }
 }
 
 export async function runWanBench (config: Partial<WanBenchConfig> = {}, log: (line: string) => void = (l) => console.error(l)): Promise<WanBenchResult> {
@@ -99,10 +118,13 @@ export async function runWanBench (config: Partial<WanBenchConfig> = {}, log: (l
     log(`wan: skipped: ${skipped}`)
     return { config: cfg, blockIntervalMs: net.blockIntervalMs, runs: [], skipped, elapsedMs: 0 }
   }
-  log(`wan: signing ${net.poolSize} TRANSFERs...`)
-  const work = prepareWorkload(net.senders, net.poolSize, 'wan')
   const runs: WanRun[] = []
-  for (const rtt of [undefined, ...cfg.rttsMs]) runs.push(await oneRun(work, cfg, net, rtt, log))
+  for (const rtt of [undefined, ...cfg.rttsMs]) {
+    // signed afresh per setting: a transaction's timestamp must be within 5 minutes of the node's clock
+    log(`wan: signing ${net.poolSize} TRANSFERs...`)
+    const work = prepareWorkload(net.senders, net.poolSize, `wan${rtt ?? 'lo'}`)
+    runs.push(await oneRun(work, cfg, net, rtt, log))
+  }
   return { config: cfg, blockIntervalMs: net.blockIntervalMs, runs, elapsedMs: Date.now() - started }
 }
 
@@ -116,14 +138,15 @@ export function formatWanBench (r: WanBenchResult): string {
       `block interval ${r.blockIntervalMs} ms; RTT between any two validators as given, ${c.loss * 100} % of packets between validators lost (each direction); ` +
       `the client reaches every node undelayed. Saturation: C=${c.concurrency}, ${c.durationMs / 1000} s; open loop: ${c.latencyRatePerSec} tx/s for ${c.latencyDurationMs / 1000} s; a fresh testnet per run.`,
     '',
-    '| network | sustained tx/s (C=512) | confirm p50 / p99 ms (C=512) | longest commit gap ms (C=512) | blocks after round 0 (max round) | open loop confirm p50 / p99 ms | open loop longest gap ms | delay lines, cores (C=512) | other load, cores (C=512) |',
-    '|---|--:|--:|--:|--:|--:|--:|--:|--:|'
+    '| network | sustained tx/s (C=512) | confirm p50 / p99 ms (C=512) | longest commit gap ms (C=512) | blocks after round 0 (max round) | open loop confirm p50 / p99 ms | open loop longest gap ms | bytes between validators per tx (C=512) | MB/s per directed link (C=512) | TCP segments retransmitted (C=512) | delay lines, cores (C=512) | other load, cores (C=512) |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|'
   ]
   for (const run of r.runs) {
     const s = run.saturation
     const l = run.latency
     lines.push(`| ${run.rttMs === undefined ? 'loopback' : `${run.rttMs} ms RTT, ${run.loss * 100} % loss`} | ${fmt(s.sustainedPerSec)} | ${fmt(s.confirmLatencyMs.p50)} / ${fmt(s.confirmLatencyMs.p99)} | ` +
-      `${fmt(s.rounds.maxGapMs)} | ${s.rounds.late} (${s.rounds.maxRound}) | ${fmt(l.confirmLatencyMs.p50)} / ${fmt(l.confirmLatencyMs.p99)} | ${fmt(l.rounds.maxGapMs)} | ${run.delaylineCores.toFixed(2)} | ${s.otherCores.toFixed(2)} |`)
+      `${fmt(s.rounds.maxGapMs)} | ${s.rounds.late} (${s.rounds.maxRound}) | ${fmt(l.confirmLatencyMs.p50)} / ${fmt(l.confirmLatencyMs.p99)} | ${fmt(l.rounds.maxGapMs)} | ${run.traffic === undefined ? '—' : fmt(run.traffic.bytesPerTx)} | ${run.traffic === undefined ? '—' : run.traffic.linkMBps.toFixed(2)} | ` +
+      `${run.traffic === undefined ? '—' : `${(100 * run.traffic.retransShare).toFixed(1)} %`} | ${run.delaylineCores.toFixed(2)} | ${s.otherCores.toFixed(2)} |`)
   }
   const base = r.runs.find((x) => x.rttMs === undefined)
   const at = r.runs.find((x) => x.rttMs === WAN_GOALS.atRttMs)

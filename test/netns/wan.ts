@@ -216,6 +216,11 @@ export class WanNetwork {
       sh('ip', ['-n', ns, 'addr', 'add', `${this.addr(i)}/24`, 'dev', 'eth0'])
       sh('ip', ['-n', ns, 'link', 'set', 'eth0', 'up'])
       sh('ip', ['-n', ns, 'link', 'set', 'lo', 'up'])
+      // KW-COUNT counts what arrives from peers (its second rule's counters): the traffic between nodes
+      this.ipt(i, ['-N', 'KW-COUNT'])
+      this.ipt(i, ['-A', 'KW-COUNT', '-s', this.managementAddr, '-j', 'RETURN'])
+      this.ipt(i, ['-A', 'KW-COUNT', '-s', `${this.subnet}.0/24`, '-j', 'RETURN'])
+      this.ipt(i, ['-A', 'PREROUTING', '-j', 'KW-COUNT'])
       for (const chain of ['KW-PART', 'KW-LOSS', 'KW-DELAY']) {
         this.ipt(i, ['-N', chain])
         this.ipt(i, ['-A', 'PREROUTING', '-j', chain])
@@ -291,6 +296,30 @@ export class WanNetwork {
   heal (): void {
     for (let j = 0; j < this.size; j++) this.ipt(j, ['-F', 'KW-PART'])
     this.partitioned = false
+  }
+
+  /**
+   * Traffic between the nodes so far, summed over the namespaces: bytes and packets that
+   * arrived from peers (before loss), and TCP segments sent and retransmitted (/proc/net/snmp
+   * of each namespace; HTTP from the management address is lossless and adds no retransmits).
+   */
+  traffic (): { peerBytes: number, peerPackets: number, tcpOutSegs: number, tcpRetransSegs: number } {
+    const out = { peerBytes: 0, peerPackets: 0, tcpOutSegs: 0, tcpRetransSegs: 0 }
+    for (let i = 0; i < this.size; i++) {
+      const rules = sh('ip', ['netns', 'exec', this.ns(i), 'iptables', '-w', '-t', 'mangle', '-L', 'KW-COUNT', '-v', '-x', '-n']).split('\n')
+        .filter((l) => /^\s*\d+\s+\d+\s+RETURN/.test(l))
+      const fields = rules[1]?.trim().split(/\s+/) ?? []
+      out.peerPackets += Number(fields[0] ?? 0)
+      out.peerBytes += Number(fields[1] ?? 0)
+      const snmp = sh('ip', ['netns', 'exec', this.ns(i), 'cat', '/proc/net/snmp']).split('\n').filter((l) => l.startsWith('Tcp:'))
+      if (snmp.length === 2) {
+        const names = snmp[0].split(/\s+/)
+        const values = snmp[1].split(/\s+/).map(Number)
+        out.tcpOutSegs += values[names.indexOf('OutSegs')] ?? 0
+        out.tcpRetransSegs += values[names.indexOf('RetransSegs')] ?? 0
+      }
+    }
+    return out
   }
 
   /** pids of the delay lines (`ip netns exec` execs in place: the pid is python's), for their CPU */
