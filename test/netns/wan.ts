@@ -239,7 +239,8 @@ export class WanNetwork {
     let err = ''
     child.stderr?.setEncoding('utf8').on('data', (d: string) => { err += d })
     await new Promise<void>((resolveReady, rejectReady) => {
-      const timer = setTimeout(() => rejectReady(new Error(`delay line in ${this.ns(i)} not ready: ${err}`)), 10_000)
+      // a bound on a hung start, not a speed check: python starts in ~1 s on a machine shared with other builds
+    const timer = setTimeout(() => rejectReady(new Error(`delay line in ${this.ns(i)} not ready: ${err}`)), 30_000)
       child.stdout?.setEncoding('utf8').once('data', (d: string) => {
         clearTimeout(timer)
         if (d.startsWith('ready')) resolveReady()
