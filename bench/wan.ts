@@ -56,6 +56,8 @@ export interface WanBenchResult {
   config: WanBenchConfig
   blockIntervalMs: number
   runs: WanRun[]
+  /** settings that failed to run, with the reason */
+  failed?: string[]
   skipped?: string
   elapsedMs: number
 }
@@ -119,13 +121,21 @@ export async function runWanBench (config: Partial<WanBenchConfig> = {}, log: (l
     return { config: cfg, blockIntervalMs: net.blockIntervalMs, runs: [], skipped, elapsedMs: 0 }
   }
   const runs: WanRun[] = []
+  const failed: string[] = []
   for (const rtt of [undefined, ...cfg.rttsMs]) {
     // signed afresh per setting: a transaction's timestamp must be within 5 minutes of the node's clock
     log(`wan: signing ${net.poolSize} TRANSFERs...`)
     const work = prepareWorkload(net.senders, net.poolSize, `wan${rtt ?? 'lo'}`)
-    runs.push(await oneRun(work, cfg, net, rtt, log))
+    try {
+      runs.push(await oneRun(work, cfg, net, rtt, log))
+    } catch (err) {
+      // one setting that could not run (a testnet that did not start on a busy machine) does not lose the others
+      const message = err instanceof Error ? err.message.split('\n')[0] : String(err)
+      log(`wan: ${rtt === undefined ? 'loopback' : `${rtt} ms RTT`}: failed: ${message}`)
+      failed.push(`${rtt === undefined ? 'loopback' : `${rtt} ms RTT`}: ${message}`)
+    }
   }
-  return { config: cfg, blockIntervalMs: net.blockIntervalMs, runs, elapsedMs: Date.now() - started }
+  return { config: cfg, blockIntervalMs: net.blockIntervalMs, runs, failed, elapsedMs: Date.now() - started }
 }
 
 const fmt = (x: number): string => Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : 'n/a'
@@ -156,6 +166,7 @@ export function formatWanBench (r: WanBenchResult): string {
     lines.push('', `Goals at ${WAN_GOALS.atRttMs} ms RTT: throughput ${fmt(100 * share)} % of loopback's (goal ≥ ${WAN_GOALS.throughputShare * 100} %: ${share >= WAN_GOALS.throughputShare ? 'met' : '**not met**'}); ` +
       `open-loop p50 ${fmt(at.latency.confirmLatencyMs.p50)} ms (goal < 3 × RTT + block interval + 200 ms = ${fmt(p50Limit)} ms: ${at.latency.confirmLatencyMs.p50 < p50Limit ? 'met' : '**not met**'}).`)
   }
+  if ((r.failed ?? []).length > 0) lines.push('', 'Settings that did not run:', ...(r.failed ?? []).map((f) => `- ${f}`))
   const errs = r.runs.flatMap((x) => [...x.saturation.firstErrors, ...x.latency.firstErrors])
   if (errs.length > 0) lines.push('', 'First errors:', ...errs.slice(0, 6).map((e) => `    ${e}`))
   lines.push('', `WAN benchmark wall time: ${(r.elapsedMs / 1000).toFixed(1)} s`)
