@@ -13,7 +13,8 @@
  * Goals (issue 27): at 100 ms RTT, sustained tx/s ≥ 80 % of loopback's, and p50 confirmation
  * < 3 × RTT + block interval + 200 ms.
  *
- * Run alone (as root): node dist/bench/wan.js [--quick]
+ * Run alone (as root): node dist/bench/wan.js [--quick] [--json] (--json: the raw result as the last
+ * line of stderr; `node dist/bench/wan.js --format < that-line` renders it again)
  */
 import os from 'node:os'
 import { pathToFileURL } from 'node:url'
@@ -148,13 +149,13 @@ export function formatWanBench (r: WanBenchResult): string {
       `block interval ${r.blockIntervalMs} ms; RTT between any two validators as given, ${c.loss * 100} % of packets between validators lost (each direction); ` +
       `the client reaches every node undelayed. Saturation: C=${c.concurrency}, ${c.durationMs / 1000} s; open loop: ${c.latencyRatePerSec} tx/s for ${c.latencyDurationMs / 1000} s; a fresh testnet per run.`,
     '',
-    '| network | sustained tx/s (C=512) | confirm p50 / p99 ms (C=512) | longest commit gap ms (C=512) | blocks after round 0 (max round) | open loop confirm p50 / p99 ms | open loop longest gap ms | bytes between validators per tx (C=512) | MB/s per directed link (C=512) | TCP segments retransmitted (C=512) | delay lines, cores (C=512) | other load, cores (C=512) |',
-    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|'
+    '| network | sustained tx/s (C=512) | CPU of the 4 nodes per tx, µs (C=512) | confirm p50 / p99 ms (C=512) | longest commit gap ms (C=512) | blocks after round 0 (max round) | open loop confirm p50 / p99 ms | open loop longest gap ms | bytes between validators per tx (C=512) | MB/s per directed link (C=512) | TCP segments retransmitted (C=512) | delay lines, cores (C=512) | other load, cores (C=512) |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|'
   ]
   for (const run of r.runs) {
     const s = run.saturation
     const l = run.latency
-    lines.push(`| ${run.rttMs === undefined ? 'loopback' : `${run.rttMs} ms RTT, ${run.loss * 100} % loss`} | ${fmt(s.sustainedPerSec)} | ${fmt(s.confirmLatencyMs.p50)} / ${fmt(s.confirmLatencyMs.p99)} | ` +
+    lines.push(`| ${run.rttMs === undefined ? 'loopback' : `${run.rttMs} ms RTT, ${run.loss * 100} % loss`} | ${fmt(s.sustainedPerSec)} | ${fmt(s.networkCpuUsPerTx)} | ${fmt(s.confirmLatencyMs.p50)} / ${fmt(s.confirmLatencyMs.p99)} | ` +
       `${fmt(s.rounds.maxGapMs)} | ${s.rounds.late} (${s.rounds.maxRound}) | ${fmt(l.confirmLatencyMs.p50)} / ${fmt(l.confirmLatencyMs.p99)} | ${fmt(l.rounds.maxGapMs)} | ${run.traffic === undefined ? '—' : fmt(run.traffic.bytesPerTx)} | ${run.traffic === undefined ? '—' : run.traffic.linkMBps.toFixed(2)} | ` +
       `${run.traffic === undefined ? '—' : `${(100 * run.traffic.retransShare).toFixed(1)} %`} | ${run.delaylineCores.toFixed(2)} | ${s.otherCores.toFixed(2)} |`)
   }
@@ -173,7 +174,11 @@ export function formatWanBench (r: WanBenchResult): string {
   return lines.join('\n')
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv.includes('--format')) {
+  // re-renders the JSON a run printed with --json (stdin), e.g. after the table gained a column
+  let text = ''
+  process.stdin.setEncoding('utf8').on('data', (d: string) => { text += d }).on('end', () => { console.log(formatWanBench(JSON.parse(text) as WanBenchResult)) })
+} else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   runWanBench(process.argv.includes('--quick') ? QUICK_WAN_CONFIG : {}).then((r) => {
     console.log(formatWanBench(r))
     if (process.argv.includes('--json')) console.error(JSON.stringify(r))
