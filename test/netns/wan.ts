@@ -81,7 +81,8 @@ export function removeLeftovers (): string[] {
   const owner = (id: string): number => parseInt(id, 36)
   for (const line of sh('ip', ['netns', 'list']).split('\n')) {
     const name = line.split(' ')[0]
-    const m = /^kith-wan-([0-9a-z]+)-\d+$/.exec(name)
+    // kith-wan-R-i of a network, kith-wan-probe-R of wanUnavailable()
+    const m = /^kith-wan-([0-9a-z]+)-\d+$/.exec(name) ?? /^kith-wan-probe-([0-9a-z]+)$/.exec(name)
     if (m === null || alive(owner(m[1]))) continue
     killNamespace(name)
     removed.push(name)
