@@ -4,7 +4,9 @@
  * the storage benchmark (bench/storage.ts) when it is present. Prints markdown to stdout,
  * progress to stderr. Exits 0 on success.
  *
- * Then the 4-validator network benchmark (bench/network.ts) unless --no-network, and the relay
+ * Then the 4-validator network benchmark (bench/network.ts) unless --no-network, the same four
+ * over an emulated WAN (bench/wan.ts: network namespaces, 0/50/100 ms RTT, 1 % loss; root only,
+ * skipped with the reason otherwise) unless --no-wan, and the relay
  * mailbox benchmark (bench/relay.ts: broadcast rate and inbox latency over 1,000,000 stored
  * envelopes beside a bare Koa handler) unless --no-relay, and the media scrubbing benchmark
  * (bench/media.ts: one 12 MP JPEG through MediaScrubber beside vipsthumbnail) unless --no-media.
@@ -41,6 +43,7 @@ import { QUICK_REALTIME_CONFIG, formatRealtimeBench, runRealtimeBench, type Real
 import { formatThroughput, runThroughputBench, type ThroughputConfig } from './throughput.js'
 import { formatContractsBench, runContractsBench, type ContractsBenchResult } from './contracts-vm.js'
 import { DEFAULT_REGISTRY_CONFIG, QUICK_REGISTRY_CONFIG, formatRegistryBench, runRegistryBench, type RateResult } from './contracts.js'
+import { QUICK_WAN_CONFIG, formatWanBench, runWanBench, type WanBenchResult } from './wan.js'
 
 const log = (line: string): void => { console.error(line) }
 
@@ -133,6 +136,12 @@ async function main (): Promise<void> {
     out.push('## 4 validators on one machine', '', formatNetwork(network, { confirmedPerSec: best.confirmedPerSec, concurrency: best.concurrency }), '')
   }
 
+  let wan: WanBenchResult | undefined
+  if (!process.argv.includes('--no-wan')) {
+    wan = await runWanBench(quick ? QUICK_WAN_CONFIG : {}, log)
+    out.push('## 4 validators over an emulated WAN', '', formatWanBench(wan), '')
+  }
+
   let relay: RelayBenchResult | undefined
   if (!process.argv.includes('--no-relay')) {
     relay = await runRelayBench(quick ? QUICK_RELAY_CONFIG : {}, log)
@@ -185,7 +194,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, relay, media, feed, realtime, contracts, registry, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, media, feed, realtime, contracts, registry, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

@@ -35,7 +35,8 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { summariseProfile, type ProfileSummary } from './lib/cpuprofile.js'
-import { REPO_ROOT, nodeBinary, prepareWorkload, request, sleep, stopChild, type Workload } from './lib/harness.js'
+import { REPO_ROOT, nodeBinary, prepareWorkload, request, sleep, stopChild, type HttpTarget, type Workload } from './lib/harness.js'
+import { WAN_HTTP_PORT, placeOnWan, type WanNetwork } from '../test/netns/wan.js'
 import { DEFAULT_TIMEOUTS } from '../src/consensus/index.js'
 import { pickBasePort } from './lib/ports.js'
 import { processCpuSeconds, selfCpuSeconds } from './lib/proc.js'
@@ -79,7 +80,8 @@ export const NETWORK_GOALS = { saturationTxPerSec: 3000, latencyP99Ms: 3000, atR
 const SENDER_BALANCE_UT = 1_000_000_000_000
 const POLL_MS = 25
 const DRAIN_TIMEOUT_MS = 60_000
-const STARTUP_TIMEOUT_MS = 40_000
+// a bound on a hung start, not a speed check: on a machine shared with other test runs four nodes took more than 40 s
+const STARTUP_TIMEOUT_MS = 90_000
 /** the open-loop sender drops (and counts) a send when this many requests are unanswered */
 const MAX_IN_FLIGHT = 4000
 
@@ -171,11 +173,11 @@ export interface NetworkBenchResult {
 
 interface TestnetNode {
   child: ChildProcess
-  httpPort: number
+  http: HttpTarget
   output: () => string
 }
 
-interface RunningTestnet {
+export interface RunningTestnet {
   dir: string
   nodes: TestnetNode[]
   profileDir: string | undefined
@@ -188,13 +190,14 @@ process.on('exit', () => {
   }
 })
 
-async function startTestnet (work: Workload, cfg: NetworkBenchConfig, profile: boolean): Promise<RunningTestnet> {
+/** With `wan`, node i runs in the WAN harness's namespace i (test/netns/wan.ts, bench/wan.ts). */
+export async function startTestnet (work: Workload, cfg: NetworkBenchConfig, profile: boolean, wan?: WanNetwork): Promise<RunningTestnet> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kith-bench-net-'))
   const bin = path.join(REPO_ROOT, 'bin', 'kith')
   const nodeBin = nodeBinary()
   const basePort = await pickBasePort(cfg.validators)
   const alloc = work.senders.flatMap((s) => ['--alloc', `${s.pub}=${SENDER_BALANCE_UT}`])
-  let info: { nodes: Array<{ home: string, httpPort: number }> }
+  let info: { nodes: Array<{ home: string, httpPort: number, peerId: string }> }
   try {
     const { stdout } = await execFileP(nodeBin, [bin, 'testnet', '--validators', String(cfg.validators), '--output', path.join(dir, 'net'),
       '--base-port', String(basePort), '--chain-id', 'bench-net', ...alloc], { maxBuffer: 1 << 22, timeout: STARTUP_TIMEOUT_MS })
@@ -204,11 +207,14 @@ async function startTestnet (work: Workload, cfg: NetworkBenchConfig, profile: b
     const stderr = (err as { stderr?: string }).stderr ?? ''
     throw new Error(`\`kith testnet\` failed: ${stderr.trim() || String(err).slice(0, 300)}`, { cause: err })
   }
+  if (wan !== undefined) await placeOnWan(info.nodes, wan)
   const profileDir = profile ? mkdtempSync(path.join(os.tmpdir(), 'kith-bench-net-prof-')) : undefined
   const nodes: TestnetNode[] = info.nodes.map((m, i) => {
     const nodeArgs = i === 0 && profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
     const logDir = process.env.KITH_BENCH_NODE_LOGS
-    const child = spawn(nodeBin, [...nodeArgs, bin, 'start', '--home', m.home, '--block-interval-ms', String(cfg.blockIntervalMs), '--log-level', logDir !== undefined ? 'info' : 'warn'], {
+    const argv = [...nodeArgs, bin, 'start', '--home', m.home, '--block-interval-ms', String(cfg.blockIntervalMs), '--log-level', logDir !== undefined ? 'info' : 'warn']
+    // `ip netns exec` execs in place: the child's pid is still the node's (CPU figures)
+    const child = spawn(wan !== undefined ? 'ip' : nodeBin, wan !== undefined ? [...wan.exec(i).slice(1), nodeBin, ...argv] : argv, {
       env: { ...process.env, SVC_RATE_LIMIT_RPS: '0' },
       stdio: ['ignore', 'pipe', 'pipe']
     })
@@ -219,7 +225,7 @@ async function startTestnet (work: Workload, cfg: NetworkBenchConfig, profile: b
     const onData = (d: Buffer): void => { if (out.length < 20_000) out += d.toString() }
     child.stdout?.on('data', onData)
     child.stderr?.on('data', onData)
-    return { child, httpPort: m.httpPort, output: () => out }
+    return { child, http: wan !== undefined ? { host: wan.addr(i), port: WAN_HTTP_PORT } : m.httpPort, output: () => out }
   })
   const testnet: RunningTestnet = { dir, nodes, profileDir }
   try {
@@ -230,7 +236,7 @@ async function startTestnet (work: Workload, cfg: NetworkBenchConfig, profile: b
       const hs = await Promise.all(nodes.map(async (n) => {
         if (n.child.exitCode !== null) throw new Error(`a node exited during startup (code ${n.child.exitCode}):\n${n.output()}`)
         try {
-          const res = await request(agent, n.httpPort, 'GET', '/api/netstats')
+          const res = await request(agent, n.http, 'GET', '/api/netstats')
           return res.status === 200 ? (JSON.parse(res.body) as { height: number }).height : -1
         } catch {
           return -1
@@ -248,7 +254,7 @@ async function startTestnet (work: Workload, cfg: NetworkBenchConfig, profile: b
   return testnet
 }
 
-async function stopTestnet (t: RunningTestnet): Promise<void> {
+export async function stopTestnet (t: RunningTestnet): Promise<void> {
   await Promise.all(t.nodes.map(async ({ child }) => await stopChild(child)))
   rmSync(t.dir, { recursive: true, force: true })
 }
@@ -270,7 +276,7 @@ class NetstatsPoller {
     this.loops = testnet.nodes.map(async (n, i) => {
       while (this.polling) {
         try {
-          const res = await request(this.agent, n.httpPort, 'GET', '/api/netstats')
+          const res = await request(this.agent, n.http, 'GET', '/api/netstats')
           const t = Date.now()
           if (res.status === 200) {
             const s = JSON.parse(res.body) as { height: number, total_txs: number, mempool_size: number }
@@ -322,7 +328,7 @@ async function roundStats (testnet: RunningTestnet, samples: NetSample[], fromHe
   let maxRound = 0
   for (let h = fromHeight + 1; h <= top; h++) {
     try {
-      const res = await request(agent, testnet.nodes[0].httpPort, 'GET', `/api/blocks/${h}`)
+      const res = await request(agent, testnet.nodes[0].http, 'GET', `/api/blocks/${h}`)
       const round = (JSON.parse(res.body) as { commit: { round: number } | null }).commit?.round ?? 0
       if (round > 0) late += 1
       maxRound = Math.max(maxRound, round)
@@ -398,7 +404,7 @@ function recordError (rejected: Record<string, number>, firstErrors: string[], k
 // ---------------------------------------------------------------------------------------
 // saturation
 
-async function runSaturation (work: Workload, testnet: RunningTestnet, concurrency: number, durationMs: number, profiled: boolean): Promise<SaturationResult> {
+export async function runSaturation (work: Workload, testnet: RunningTestnet, concurrency: number, durationMs: number, profiled: boolean): Promise<SaturationResult> {
   const poller = new NetstatsPoller(testnet)
   const watcher = new BlockWatcher(testnet)
   await sleep(300)
@@ -422,7 +428,7 @@ async function runSaturation (work: Workload, testnet: RunningTestnet, concurren
   // closed loop; a 503 is retried after its Retry-After, as a well-behaved app does
   const worker = async (w: number): Promise<void> => {
     const target = w % nodeCount
-    const port = testnet.nodes[target].httpPort
+    const port = testnet.nodes[target].http
     let i = -1
     while (Date.now() < deadline) {
       if (i < 0) {
@@ -521,14 +527,14 @@ class BlockWatcher {
       let lastHeight: number | undefined
       while (this.polling) {
         try {
-          const res = await request(this.agent, n.httpPort, 'GET', '/api/netstats')
+          const res = await request(this.agent, n.http, 'GET', '/api/netstats')
           const t = Date.now()
           if (res.status === 200) {
             const { height } = JSON.parse(res.body) as { height: number }
             if (lastHeight === undefined) lastHeight = height
             // every block up to `height` was committed no later than now
             for (let h = lastHeight + 1; h <= height; h++) {
-              const block = await request(this.agent, n.httpPort, 'GET', `/api/blocks/${h}`)
+              const block = await request(this.agent, n.http, 'GET', `/api/blocks/${h}`)
               if (block.status !== 200) break
               this.mark(i, (JSON.parse(block.body) as { tx_ids: string[] }).tx_ids, t)
               lastHeight = h
@@ -552,7 +558,7 @@ class BlockWatcher {
   }
 }
 
-async function runLatency (work: Workload, testnet: RunningTestnet, ratePerSec: number, durationMs: number): Promise<LatencyResult> {
+export async function runLatency (work: Workload, testnet: RunningTestnet, ratePerSec: number, durationMs: number): Promise<LatencyResult> {
   const idle = new CpuMeter(testnet)
   await sleep(3000)
   const idleCores = idle.read(1).nodes.map((x) => x.cores)
@@ -586,7 +592,7 @@ async function runLatency (work: Workload, testnet: RunningTestnet, ratePerSec: 
       const target = k % nodeCount
       sentAt[k] = Date.now()
       inFlight += 1
-      answers.push(request(agents[target], testnet.nodes[target].httpPort, 'POST', '/api/tx', work.bodies[k]).then((res) => {
+      answers.push(request(agents[target], testnet.nodes[target].http, 'POST', '/api/tx', work.bodies[k]).then((res) => {
         ackAt[k] = Date.now()
         if (res.status === 200) ok[k] = 1
         else recordError(rejected, firstErrors, String(res.status), `${res.status} ${res.body}`)

@@ -38,10 +38,14 @@ export interface HttpAnswer {
   retryAfter?: number
 }
 
-export function request (agent: http.Agent, port: number, method: string, urlPath: string, body?: Buffer): Promise<HttpAnswer> {
+/** where a node's HTTP listens: a loopback port, or host and port (a node in a network namespace, bench/wan.ts) */
+export type HttpTarget = number | { host: string, port: number }
+
+export function request (agent: http.Agent, to: HttpTarget, method: string, urlPath: string, body?: Buffer): Promise<HttpAnswer> {
+  const { host, port } = typeof to === 'number' ? { host: '127.0.0.1', port: to } : to
   return new Promise((resolve, reject) => {
     const headers: http.OutgoingHttpHeaders = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': body.length }
-    const req = http.request({ agent, host: '127.0.0.1', port, method, path: urlPath, headers }, (res) => {
+    const req = http.request({ agent, host, port, method, path: urlPath, headers }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       const retryAfter = Number(res.headers['retry-after'])

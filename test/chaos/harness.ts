@@ -15,6 +15,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { newAccount, transfer, type Account } from '../../src/client/index.js'
 import { KITH_BIN, REPO_ROOT, pickBasePort, startNode, stopAllNodes, type NodeProcess } from '../helpers/node-process.js'
+import { WAN_HTTP_PORT, placeOnWan, type WanNetwork } from '../netns/wan.js'
 
 const run = promisify(execFile)
 
@@ -119,9 +120,11 @@ export const FUNDED_UT = 1_000_000_000_000
 
 /**
  * `bin/kith testnet --validators N`, funded accounts in the genesis, an empty deny file per
- * node (present before start, as the hook wants), and N `kith start` processes.
+ * node (present before start, as the hook wants), and N `kith start` processes. With `wan`,
+ * node i runs in the WAN harness's namespace i instead, and no deny file is given to the
+ * nodes: partitions are the harness's, in the network.
  */
-export async function startTestnet (opts: { validators?: number, accounts?: number, blockIntervalMs: number, prefix: string }): Promise<Testnet> {
+export async function startTestnet (opts: { validators?: number, accounts?: number, blockIntervalMs: number, prefix: string, wan?: WanNetwork }): Promise<Testnet> {
   const validators = opts.validators ?? 4
   const dir = await mkdtemp(join(tmpdir(), `kith-chaos-${opts.prefix}-`))
   const accounts = Array.from({ length: opts.accounts ?? 8 }, () => newAccount())
@@ -139,9 +142,11 @@ export async function startTestnet (opts: { validators?: number, accounts?: numb
     await rename(tmp, denyFiles[i])
   }
   for (let i = 0; i < validators; i++) await deny(i, [])
-  const nodes = await Promise.all(members.map(async (m, i) => await startNode({
-    home: m.home, blockIntervalMs: opts.blockIntervalMs, env: { KITH_DENY_PEERS_FILE: denyFiles[i] }
-  })))
+  const wan = opts.wan
+  if (wan !== undefined) await placeOnWan(members, wan)
+  const nodes = await Promise.all(members.map(async (m, i) => await startNode(wan === undefined
+    ? { home: m.home, blockIntervalMs: opts.blockIntervalMs, env: { KITH_DENY_PEERS_FILE: denyFiles[i] } }
+    : { home: m.home, blockIntervalMs: opts.blockIntervalMs, netns: { prefix: wan.exec(i), host: wan.addr(i) }, args: ['--http-addr', `${wan.addr(i)}:${WAN_HTTP_PORT}`] })))
   const close = async (): Promise<void> => {
     await stopAllNodes()
     await rm(dir, { recursive: true, force: true })

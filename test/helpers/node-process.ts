@@ -62,6 +62,12 @@ export interface StartOptions {
    * reached during start-up sync comes before the HTTP listener on a slow machine.
    */
   mayExitBeforeReady?: boolean
+  /**
+   * Run the node inside a network namespace (test/netns/wan.ts): `prefix` is the argv that
+   * enters it (`ip netns exec NS`, which execs in place, so the pid is still the node's) and
+   * `host` the address its HTTP listens on there.
+   */
+  netns?: { prefix: string[], host: string }
 }
 
 export interface InitInfo {
@@ -141,7 +147,8 @@ export class NodeProcess {
     // A home made here is a lone node: any free port for libp2p (testnet homes keep their own).
     if (this.tempDir !== undefined) args.push('--p2p-listen', '/ip4/127.0.0.1/tcp/0')
     args.push(...this.opts.args ?? [])
-    const child = spawn(KITH_BIN, args, { env: childEnv(this.opts.env ?? {}), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    const [cmd, ...argv] = [...this.opts.netns?.prefix ?? [], KITH_BIN, ...args]
+    const child = spawn(cmd, argv, { env: childEnv(this.opts.env ?? {}), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
     this.child = child
     this.running = true
     this.exited = new Promise<ExitInfo>((resolveExit) => {
@@ -188,7 +195,7 @@ export class NodeProcess {
       this.pid = child.pid
     }
     this.port = line.port
-    this.url = `http://127.0.0.1:${line.port}`
+    this.url = `http://${this.opts.netns?.host ?? '127.0.0.1'}:${line.port}`
     this.client = new KithClient({ baseUrl: this.url, ...(this.opts.token !== undefined ? { token: this.opts.token } : {}) })
   }
 
