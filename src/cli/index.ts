@@ -32,6 +32,15 @@ function versionLine (): string {
   return `kith ${BUILD.tag}${commit}, protocol ${PROTOCOL_VERSION}`
 }
 
+/** JSON.parse naming the file: its own SyntaxError says only where in which text. */
+function parseJsonFile (file: string, text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    throw new Error(`${file} is not JSON: ${(err as Error).message}`, { cause: err })
+  }
+}
+
 function parseAlloc (value: string, previous: Array<{ pub_key: string, amount_ut: number }> = []): Array<{ pub_key: string, amount_ut: number }> {
   const [pub, amount] = value.split('=')
   const ut = Number(amount)
@@ -150,7 +159,7 @@ export function buildProgram (): Command {
       if (opts.genesis !== undefined && opts.alloc !== undefined) throw new Error('--alloc writes a new genesis; it cannot change the one --genesis gives')
       const genesis = opts.genesis === undefined
         ? undefined
-        : parseOrThrow(GenesisSchema, JSON.parse(await readFile(opts.genesis, 'utf8')), 'CONFIG_INVALID', opts.genesis)
+        : parseOrThrow(GenesisSchema, parseJsonFile(opts.genesis, await readFile(opts.genesis, 'utf8')), 'CONFIG_INVALID', opts.genesis)
       const home = await initHome(resolve(opts.home), { chainId: opts.chainId, alloc: opts.alloc ?? [], ...(genesis !== undefined ? { genesis } : {}) })
       console.log(JSON.stringify({
         home: home.dir,

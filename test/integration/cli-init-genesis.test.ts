@@ -28,6 +28,9 @@ test('init --genesis writes new keys beside the given genesis; a file that is no
     await writeFile(join(dir, 'bad.json'), JSON.stringify({ chain_id: 'x' }))
     await assert.rejects(run(KITH_BIN, ['init', '--home', join(dir, 'bad'), '--genesis', join(dir, 'bad.json')], { cwd: REPO_ROOT }),
       (err: { stderr: string }) => err.stderr.includes('bad.json'))
+    await writeFile(join(dir, 'garbage.json'), 'not json at all')
+    await assert.rejects(run(KITH_BIN, ['init', '--home', join(dir, 'garbage'), '--genesis', join(dir, 'garbage.json')], { cwd: REPO_ROOT }),
+      (err: { stderr: string }) => err.stderr.includes('garbage.json is not JSON'))
     await assert.rejects(run(KITH_BIN, ['init', '--home', join(dir, 'both'), '--genesis', join(dir, 'origin', 'genesis.json'), '--alloc', `${origin.pub_key}=5`], { cwd: REPO_ROOT }),
       (err: { stderr: string }) => err.stderr.includes('--alloc'))
   } finally {
