@@ -212,7 +212,7 @@ export async function startTestnet (work: Workload, cfg: NetworkBenchConfig, pro
   const nodes: TestnetNode[] = info.nodes.map((m, i) => {
     const nodeArgs = i === 0 && profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
     const logDir = process.env.KITH_BENCH_NODE_LOGS
-    const argv = [...nodeArgs, bin, 'start', '--home', m.home, '--block-interval-ms', String(cfg.blockIntervalMs), '--log-level', logDir !== undefined ? 'info' : 'warn']
+    const argv = [...nodeArgs, bin, 'start', '--home', m.home, '--block-interval-ms', String(cfg.blockIntervalMs), '--empty-blocks', 'true', '--log-level', logDir !== undefined ? 'info' : 'warn']
     // `ip netns exec` execs in place: the child's pid is still the node's (CPU figures)
     const child = spawn(wan !== undefined ? 'ip' : nodeBin, wan !== undefined ? [...wan.exec(i).slice(1), nodeBin, ...argv] : argv, {
       env: { ...process.env, SVC_RATE_LIMIT_RPS: '0' },

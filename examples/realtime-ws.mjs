@@ -1,6 +1,7 @@
 // The node's WebSocket (/api/ws) from Node with the `ws` package: prove the dev account's key,
 // subscribe to its mailbox, to typing and to blocks, and print what comes; it ends after three
-// blocks (an app would stay). Run it from anywhere: node examples/realtime-ws.mjs
+// blocks (an app would stay). An idle chain makes a block for each transaction and otherwise one
+// every 30 s (the heartbeat). Run it from anywhere: node examples/realtime-ws.mjs
 import { Buffer } from 'node:buffer'
 import WebSocket from 'ws'
 import { sign, toBase64, toHex } from '../dist/src/crypto/index.js'

@@ -96,6 +96,8 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       genesis: home.genesis,
       validatorKey: home.validatorKey,
       blockIntervalMs: config.block_interval_ms,
+      emptyBlocks: config.empty_blocks,
+      emptyBlockIntervalMs: config.empty_block_interval_ms,
       mempool: { maxTxs: config.mempool_max_txs, maxBytes: config.mempool_max_bytes, maxPerSender: config.mempool_max_per_sender },
       logger,
       verifyPool,

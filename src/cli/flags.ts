@@ -16,6 +16,9 @@ export function flagValues (opts: Record<string, unknown>): Record<string, unkno
       const n = Number(raw)
       if (!Number.isFinite(n)) throw new Error(`${def.flag.split(' ')[0]} expects a number, got "${String(raw)}"`)
       out[def.key] = n
+    } else if (def.kind === 'bool') {
+      if (raw !== 'true' && raw !== 'false') throw new Error(`${def.flag.split(' ')[0]} expects true or false, got "${String(raw)}"`)
+      out[def.key] = raw === 'true'
     } else {
       out[def.key] = raw
     }

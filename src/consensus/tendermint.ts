@@ -40,6 +40,14 @@ export interface TendermintOptions {
   sign: Signer
   blockIntervalMs: number
   timeouts?: TimeoutConfig
+  /**
+   * false: once the block interval has passed, a height waits for a transaction (or for a peer
+   * that started it) before its round 0, as CometBFT's `create_empty_blocks = false`, so an idle
+   * chain stops growing. Default true: a block every interval.
+   */
+  emptyBlocks?: boolean
+  /** with emptyBlocks false: round 0 starts anyway this long after the previous block (a heartbeat); 0: never */
+  emptyBlockIntervalMs?: number
 }
 
 interface RoundState {
@@ -72,6 +80,12 @@ export class TendermintEngine implements ConsensusEngine {
   private signedProposals = new Map<number, Proposal>()
   /** votes for the next height, replayed when it starts (bounded by the validator count) */
   private future: ConsensusInput[] = []
+  /** with empty blocks off: the previous block's time, whether transactions wait, whether a peer started this height */
+  private prevBlockTime = 0
+  private txsAvailable = false
+  private peersStarted = false
+  /** the block interval has passed and this height waits for a transaction, a peer or the heartbeat */
+  private waitingForTxs = false
   /** evidence of equivocation: validators seen signing two votes for one (height, round, type) */
   readonly equivocators = new Set<string>()
   private readonly timeouts: TimeoutConfig
@@ -137,12 +151,17 @@ export class TendermintEngine implements ConsensusEngine {
         // A height is entered once: entering it again would forget what this node signed there.
         if (input.height <= this.height) return out
         this.enterHeight(input.height, input.validators)
+        this.prevBlockTime = input.prevBlockTime
+        this.txsAvailable = input.txsPending === true
         if (input.restore !== undefined) this.restore(input.restore, out)
         else out.push(this.timeout('commit', 0, Math.max(0, input.prevBlockTime + this.opts.blockIntervalMs - input.now)))
         for (const queued of this.future.splice(0)) this.accept(queued, out)
         break
       case 'timeout':
-        this.onTimeout(input.height, input.round, input.step, out)
+        this.onTimeout(input.height, input.round, input.step, input.now, out)
+        break
+      case 'txs-available':
+        this.txsAvailable = true
         break
       case 'block-built':
         this.onBlockBuilt(input.height, input.round, input.block, input.blockHash, out)
@@ -150,6 +169,7 @@ export class TendermintEngine implements ConsensusEngine {
       default:
         this.accept(input, out)
     }
+    if (this.waitingForTxs && (this.txsAvailable || this.peersStarted)) this.startRound(0, out)
     this.evaluate(out)
     return out
   }
@@ -165,6 +185,7 @@ export class TendermintEngine implements ConsensusEngine {
       if (rs.proposal !== undefined) return
       rs.proposal = p
       rs.proposalValid = input.valid
+      this.peersStarted = true
     } else if (input.type === 'vote') {
       const v = input.vote
       if (v.height === this.height + 1) this.queueFuture(input)
@@ -180,6 +201,7 @@ export class TendermintEngine implements ConsensusEngine {
       if (sameValidator > 0) this.equivocators.add(v.validator)
       if (sameValidator >= MAX_VOTES_PER_VALIDATOR) return
       book.set(key, v)
+      if (v.validator !== this.opts.self) this.peersStarted = true
     }
     void out
   }
@@ -189,9 +211,9 @@ export class TendermintEngine implements ConsensusEngine {
     if (this.future.length < Math.max(64, this.validators.length * 8)) this.future.push(input)
   }
 
-  private onTimeout (height: number, round: number, step: Step, out: ConsensusEffect[]): void {
+  private onTimeout (height: number, round: number, step: Step, now: number, out: ConsensusEffect[]): void {
     if (height !== this.height || this.decided) return
-    if (step === 'commit' && this.step === 'commit') return this.startRound(0, out)
+    if (step === 'commit' && this.step === 'commit') return this.afterInterval(now, out)
     if (round !== this.round) return
     if (step === 'propose' && this.step === 'propose') { // OnTimeoutPropose
       this.castVote('prevote', null, out)
@@ -209,6 +231,20 @@ export class TendermintEngine implements ConsensusEngine {
     this.propose({ height, round, pol_round: -1, block, block_hash: blockHash, proposer: this.opts.self ?? '', signature: '' }, out)
   }
 
+  /**
+   * The block interval (or the heartbeat) has passed. With empty blocks off, round 0 waits
+   * until there is something to commit: a transaction here, or a peer that already started
+   * (its proposal or vote means it has one). A node that waits proposes nothing and votes on
+   * nothing, so an idle network is silent.
+   */
+  private afterInterval (now: number, out: ConsensusEffect[]): void {
+    const heartbeat = this.opts.emptyBlockIntervalMs ?? 0
+    const due = heartbeat > 0 && now >= this.prevBlockTime + heartbeat
+    if (this.opts.emptyBlocks !== false || this.txsAvailable || this.peersStarted || due) return this.startRound(0, out)
+    this.waitingForTxs = true
+    if (heartbeat > 0) out.push(this.timeout('commit', 0, this.prevBlockTime + heartbeat - now))
+  }
+
   // ---- rounds ----
 
   private enterHeight (height: number, validators: Validator[]): void {
@@ -223,6 +259,9 @@ export class TendermintEngine implements ConsensusEngine {
     this.validRound = -1
     this.validProposal = undefined
     this.decided = false
+    this.txsAvailable = false
+    this.peersStarted = false
+    this.waitingForTxs = false
     this.rounds = new Map()
     this.signed = new Map()
     this.signedProposals = new Map()
@@ -251,6 +290,7 @@ export class TendermintEngine implements ConsensusEngine {
 
   /** StartRound(round), lines 11-21. */
   private startRound (round: number, out: ConsensusEffect[]): void {
+    this.waitingForTxs = false
     this.round = round
     this.step = 'propose'
     this.roundState(round)

@@ -36,7 +36,10 @@ export interface Validator {
  * timer, randomness or I/O, so a seeded simulator can drive it.
  */
 export type ConsensusInput =
-  | { type: 'new-height', height: number, now: number, prevBlockTime: number, validators: Validator[], restore?: ConsensusRecord }
+  /** `txsPending`: the mempool holds transactions as the height starts (read only when empty blocks are off) */
+  | { type: 'new-height', height: number, now: number, prevBlockTime: number, validators: Validator[], restore?: ConsensusRecord, txsPending?: boolean }
+  /** the mempool received a transaction: with empty blocks off, what starts a waiting height */
+  | { type: 'txs-available' }
   | { type: 'timeout', height: number, round: number, step: Step, now: number }
   | { type: 'block-built', height: number, round: number, block: Block, blockHash: string }
   | { type: 'proposal', proposal: Proposal, valid: boolean }

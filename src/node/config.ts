@@ -16,6 +16,10 @@ export const NodeConfigSchema = z.object({
   p2p_listen: z.array(z.string()).default(['/ip4/0.0.0.0/tcp/4001']),
   peers: z.array(z.string()).default([]),
   block_interval_ms: z.number().int().min(10).max(600_000).default(1000),
+  /** false: an idle chain commits no block but the heartbeat (docs/operating.md, "Empty blocks") */
+  empty_blocks: z.boolean().default(false),
+  /** with empty_blocks false: a block this long after the last one even when idle; 0 never */
+  empty_block_interval_ms: z.number().int().min(0).max(86_400_000).default(30_000),
   max_cpu: z.number().positive().optional(),
   max_ram_mb: z.number().int().positive().optional(),
   feed_disk_limit_mb: z.number().int().positive().optional(),
@@ -43,7 +47,7 @@ export type NodeConfig = z.output<typeof NodeConfigSchema>
 export interface FlagDef {
   flag: string
   key: keyof NodeConfig
-  kind: 'string' | 'int' | 'number' | 'list'
+  kind: 'string' | 'int' | 'number' | 'list' | 'bool'
   help: string
 }
 
@@ -52,6 +56,8 @@ export const START_FLAGS: FlagDef[] = [
   { flag: '--p2p-listen <multiaddr>', key: 'p2p_listen', kind: 'list', help: 'libp2p listen address; may repeat (default /ip4/0.0.0.0/tcp/4001)' },
   { flag: '--peer <multiaddr>', key: 'peers', kind: 'list', help: 'a peer to dial, with /p2p/<peerId>; may repeat' },
   { flag: '--block-interval-ms <n>', key: 'block_interval_ms', kind: 'int', help: 'target time between blocks (default 1000)' },
+  { flag: '--empty-blocks <true|false>', key: 'empty_blocks', kind: 'bool', help: 'commit a block every interval even when no transaction waits (default false)' },
+  { flag: '--empty-block-interval-ms <n>', key: 'empty_block_interval_ms', kind: 'int', help: 'with --empty-blocks false, a heartbeat block this long after the last one; 0 never (default 30000)' },
   { flag: '--max-cpu <n>', key: 'max_cpu', kind: 'number', help: 'CPU cap in cores (default unlimited)' },
   { flag: '--max-ram-mb <n>', key: 'max_ram_mb', kind: 'int', help: 'memory cap in MiB (default unlimited)' },
   { flag: '--feed-disk-limit-mb <n>', key: 'feed_disk_limit_mb', kind: 'int', help: 'hard quota for new post bodies (default unlimited)' },

@@ -38,6 +38,9 @@ export interface NodeOptions {
   genesis: Genesis
   validatorKey: KeyPair
   blockIntervalMs: number
+  /** false: no block while nothing waits, but for a heartbeat every `emptyBlockIntervalMs` (0: none); default true */
+  emptyBlocks?: boolean
+  emptyBlockIntervalMs?: number
   /** bounds of the mempool; defaults: DEFAULT_MEMPOOL_OPTIONS */
   mempool?: Partial<MempoolOptions>
   logger: Logger
@@ -113,6 +116,9 @@ export class KithNode implements ChainView {
   private readonly driver: ConsensusDriver
   private readonly inbound: NetworkInbound
   private readonly outbound: Outbound
+  private readonly emptyBlocks: boolean
+  /** the height a `txs-available` was last pushed for */
+  private txsSignalledFor = 0
 
   private constructor (opts: NodeOptions, store: ChainStore, private readonly contracts: ContractEngine, private readonly ownsContracts: boolean) {
     this.genesis = opts.genesis
@@ -120,6 +126,7 @@ export class KithNode implements ChainView {
     this.validatorPub = toHex(opts.validatorKey.publicKey)
     this.store = store
     this.clock = opts.clock ?? systemClock
+    this.emptyBlocks = opts.emptyBlocks ?? true
     this.log = opts.logger.child({ module: 'node' })
     this.mempool = new Mempool(store, opts.mempool)
     this.isValidator = opts.genesis.validators.some((v) => v.pub_key === this.validatorPub) || (opts.genesis.candidates ?? []).includes(this.validatorPub)
@@ -128,6 +135,8 @@ export class KithNode implements ChainView {
       self: this.isValidator ? this.validatorPub : undefined,
       sign: (bytes) => toBase64(sign(bytes, opts.validatorKey.secretKey)),
       blockIntervalMs: opts.blockIntervalMs,
+      emptyBlocks: opts.emptyBlocks ?? true,
+      emptyBlockIntervalMs: opts.emptyBlockIntervalMs ?? 0,
       ...(opts.timeouts !== undefined ? { timeouts: opts.timeouts } : {})
     })
     const validators = (height: number): Validator[] => this.validators(height)
@@ -139,7 +148,7 @@ export class KithNode implements ChainView {
       store, mempool: this.mempool, contracts, clock: this.clock, log: this.log, admissionContext,
       isSyncing: () => this.inbound.isSyncing(),
       gossip: (tx) => this.outbound.gossipTx(tx),
-      admitted: (tx) => this.events.emit('tx', tx),
+      admitted: (tx) => { this.events.emit('tx', tx); this.signalTxs() },
       ...(opts.verifyPool !== undefined ? { verifyPool: opts.verifyPool } : {}),
       ...(opts.lagGate !== undefined ? { lagGate: opts.lagGate } : {})
     })
@@ -349,6 +358,17 @@ export class KithNode implements ChainView {
     return record
   }
 
+  /**
+   * Tells a waiting height (empty blocks off) that a transaction arrived: once per height, so a
+   * stream of submissions costs the engine one input, not one each.
+   */
+  private signalTxs (): void {
+    const next = this.head().height + 1
+    if (this.emptyBlocks || this.txsSignalledFor === next) return
+    this.txsSignalledFor = next
+    this.driver.push({ type: 'txs-available' })
+  }
+
   private nextHeightInput (restore?: ConsensusRecord): ConsensusInput {
     const head = this.head()
     this.inbound.onNewHeight(head.height + 1)
@@ -358,6 +378,7 @@ export class KithNode implements ChainView {
       now: this.clock.now(),
       prevBlockTime: head.time,
       validators: this.validators(head.height + 1),
+      txsPending: this.mempool.size > 0,
       ...(restore !== undefined ? { restore } : {})
     }
   }

@@ -182,7 +182,9 @@ describe('the Docker testnet on a real engine', { timeout: 30 * 60_000 }, () => 
     }
     compose = await composeCommand()
     httpPort = await freePort()
-    env = { ...env, COMPOSE_PROJECT_NAME: PROJECT, KITH_HTTP_PORT: `127.0.0.1:${httpPort}`, KITH_BLOCK_INTERVAL_MS: String(BLOCK_MS) }
+    env = { ...env, COMPOSE_PROJECT_NAME: PROJECT, KITH_HTTP_PORT: `127.0.0.1:${httpPort}`, KITH_BLOCK_INTERVAL_MS: String(BLOCK_MS),
+      // a block every interval: the test times catch-up and joining by the chain's steady growth
+      KITH_EMPTY_BLOCKS: 'true' }
   })
 
   after(async () => {

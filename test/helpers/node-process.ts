@@ -47,6 +47,11 @@ export interface StartOptions {
   env?: Record<string, string>
   /** --block-interval-ms; default 150 */
   blockIntervalMs?: number
+  /**
+   * --empty-blocks; default true here (a block every interval, which most tests time by),
+   * where the node's own default is false; tests of the idle chain pass false
+   */
+  emptyBlocks?: boolean
   /** an existing, initialised home; when absent a temporary one is created (and removed) */
   home?: string
   chainId?: string
@@ -141,7 +146,7 @@ export class NodeProcess {
   /** Spawns `bin/kith start` on the home and waits for the "http listening" log line. */
   async start (): Promise<void> {
     if (this.running) throw new Error('node is already running')
-    const args = ['start', '--home', this.home, '--block-interval-ms', String(this.opts.blockIntervalMs ?? 150)]
+    const args = ['start', '--home', this.home, '--block-interval-ms', String(this.opts.blockIntervalMs ?? 150), '--empty-blocks', String(this.opts.emptyBlocks ?? true)]
     // any free port for HTTP, unless the caller names the listener (by either of its names)
     if (!(this.opts.args ?? []).some((arg) => arg === '--http-addr' || arg === '--stats-addr')) args.push('--http-addr', '127.0.0.1:0')
     // A home made here is a lone node: any free port for libp2p (testnet homes keep their own).

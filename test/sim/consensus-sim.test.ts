@@ -48,3 +48,37 @@ test('the simulator catches a double sign: an engine that forgets its record on 
     proto.handle = original
   }
 })
+
+/** Seeds with empty blocks off: half without a heartbeat, half with one of 1.5 virtual s. */
+function idleOptions (seed: number): ReturnType<typeof optionsForSeed> {
+  return { ...optionsForSeed(seed), emptyBlocks: false, emptyBlockInterval: seed % 2 === 0 ? 0 : 1500 }
+}
+
+test('with empty blocks off, seeds 5001..5200 keep safety, commit every transaction, and an idle chain grows by heartbeats only', () => {
+  const failures: string[] = []
+  let transactions = 0
+  for (let seed = 5001; seed <= 5200; seed++) {
+    const result = simulate(idleOptions(seed))
+    transactions += result.transactions
+    if (!result.ok) failures.push(`seed ${seed}: ${result.violation}`)
+  }
+  assert.deepEqual(failures, [])
+  assert.ok(transactions > 200 * 5, `the runs carried transactions (${transactions})`)
+})
+
+test('the simulator catches an idle chain that keeps committing: an engine that ignores empty blocks off fails', async () => {
+  const { TendermintEngine } = await import('../../src/consensus/index.js')
+  const proto = TendermintEngine.prototype as unknown as { afterInterval: (now: number, out: unknown[]) => void, startRound: (round: number, out: unknown[]) => void }
+  const original = proto.afterInterval
+  proto.afterInterval = function (this: typeof proto, _now, out) { this.startRound(0, out) }
+  try {
+    const failures = []
+    for (let seed = 5002; seed <= 5020; seed += 2) { // no heartbeat: any block in the quiet spell is one too many
+      const result = simulate(idleOptions(seed))
+      if (!result.ok) failures.push(result.violation ?? '')
+    }
+    assert.ok(failures.length > 0 && failures.every((f) => f.includes('on an idle chain')), `unexpected: ${failures.join(' | ')}`)
+  } finally {
+    proto.afterInterval = original
+  }
+})

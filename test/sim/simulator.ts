@@ -24,6 +24,15 @@ export interface SimOptions {
   partitions: boolean
   crashes: boolean
   byzantine: boolean
+  /**
+   * false: the engines run with empty blocks off (a height waits for a transaction, a peer or the
+   * heartbeat). Transactions then arrive at random nodes and gossip; once the chain made its
+   * progress after healing they stop, and a quiet spell checks that every transaction was
+   * committed everywhere and that the idle chain grows by heartbeats only. Default true.
+   */
+  emptyBlocks?: boolean
+  /** with emptyBlocks false: the heartbeat, virtual ms (0: none) */
+  emptyBlockInterval?: number
 }
 
 export interface SimResult {
@@ -33,6 +42,8 @@ export interface SimResult {
   heights: number[]
   events: number
   virtualMs: number
+  /** with empty blocks off: transactions that arrived */
+  transactions: number
 }
 
 /** mulberry32: small, fast, and the same sequence on every machine. */
@@ -71,6 +82,7 @@ type Message =
   | { kind: 'vote', vote: Vote }
   | { kind: 'sync', from: number }
   | { kind: 'status', from: number, height: number, round: number }
+  | { kind: 'tx', id: string }
 
 type SimEvent =
   | { kind: 'deliver', to: number, msg: Message }
@@ -80,6 +92,7 @@ type SimEvent =
   | { kind: 'restart', node: number }
   | { kind: 'partition' }
   | { kind: 'heal' }
+  | { kind: 'tx-arrives' }
 
 interface Scheduled { at: number, seq: number, event: SimEvent }
 
@@ -98,6 +111,9 @@ interface SimNode {
   record: ConsensusRecord | undefined
   /** proposals for the next height, kept until this node gets there */
   nextProposals: Proposal[]
+  /** transactions waiting (kept across a crash, as the node's persisted mempool is) and committed */
+  mempool: Set<string>
+  committedTxs: Set<string>
 }
 
 const CHAIN_ID = 'sim'
@@ -105,6 +121,9 @@ const BLOCK_INTERVAL = 100
 const GOSSIP_INTERVAL = 250
 const TIMEOUTS = { propose: 300, proposeDelta: 150, vote: 200, voteDelta: 100, max: 2000 }
 const MAX_EVENTS = 400_000
+/** with empty blocks off: mean virtual ms between transactions, and the quiet spell that ends a run */
+const TX_GAP = 400
+const QUIET = 10_000
 
 class Violation extends Error {}
 
@@ -117,12 +136,16 @@ export function simulate (opts: SimOptions): SimResult {
   const schedule = (delay: number, event: SimEvent): void => {
     queue.push({ at: now + Math.max(0, delay), seq: seq++, event })
   }
+  const idleChain = opts.emptyBlocks === false
+  const heartbeat = opts.emptyBlockInterval ?? 0
+  let txsOn = idleChain
+  let txCount = 0
   const keys = Array.from({ length: opts.validators }, (_, i) => keyPairFromSeed(Buffer.alloc(32, (opts.seed * 31 + i + 1) & 0xff).fill(i, 0, 1)))
   const validators: Validator[] = keys.map((k) => ({ pub_key: toHex(k.publicKey), power: 1 }))
   const byzantineIndex = opts.byzantine ? Math.floor(random() * opts.validators) : -1
   const nodes: SimNode[] = keys.map((key, index) => ({
     index, key, pub: toHex(key.publicKey), byzantine: index === byzantineIndex, up: true, epoch: 0,
-    engine: makeEngine(key), chain: [''], blocks: new Map(), record: undefined, nextProposals: []
+    engine: makeEngine(key), chain: [''], blocks: new Map(), record: undefined, nextProposals: [], mempool: new Set(), committedTxs: new Set()
   }))
   const maxFaulty = Math.floor((opts.validators - 1) / 3) - (byzantineIndex >= 0 ? 1 : 0)
   /** agreed hash per height, and every honest signature ever made */
@@ -137,7 +160,9 @@ export function simulate (opts: SimOptions): SimResult {
       self: toHex(key.publicKey),
       sign: (bytes) => toBase64(sign(bytes, key.secretKey)),
       blockIntervalMs: BLOCK_INTERVAL,
-      timeouts: TIMEOUTS
+      timeouts: TIMEOUTS,
+      emptyBlocks: !idleChain,
+      emptyBlockIntervalMs: heartbeat
     })
   }
 
@@ -170,7 +195,8 @@ export function simulate (opts: SimOptions): SimResult {
   function buildBlock (n: SimNode, h: number, round: number): { block: Block, blockHash: string } {
     const block: Block = {
       header: {
-        chain_id: CHAIN_ID, height: h, time: now, prev_hash: n.chain[h - 1] ?? '', tx_root: '', state_root: `${round}:${n.index}:${Math.floor(random() * 1e9)}`,
+        // the simulated block carries its transactions' ids in tx_root
+        chain_id: CHAIN_ID, height: h, time: now, prev_hash: n.chain[h - 1] ?? '', tx_root: [...n.mempool].sort().join(','), state_root: `${round}:${n.index}:${Math.floor(random() * 1e9)}`,
         proposer: n.pub, last_commit_hash: ''
       },
       txs: [],
@@ -242,13 +268,18 @@ export function simulate (opts: SimOptions): SimResult {
     if (!n.byzantine) decided.set(h, hash)
     n.chain.push(hash)
     n.blocks.set(h, { block, hash, commit })
+    for (const id of block.header.tx_root.split(',')) {
+      if (id === '') continue
+      n.committedTxs.add(id)
+      n.mempool.delete(id)
+    }
     n.record = undefined
   }
 
   function newHeight (n: SimNode, restore?: ConsensusRecord): ConsensusInput {
     const h = height(n)
     const prev = n.blocks.get(h - 1)
-    return { type: 'new-height', height: h, now, prevBlockTime: prev?.block.header.time ?? 0, validators, ...(restore !== undefined ? { restore } : {}) }
+    return { type: 'new-height', height: h, now, prevBlockTime: prev?.block.header.time ?? 0, validators, txsPending: n.mempool.size > 0, ...(restore !== undefined ? { restore } : {}) }
   }
 
   function enterHeight (n: SimNode, restore?: ConsensusRecord): void {
@@ -272,6 +303,7 @@ export function simulate (opts: SimOptions): SimResult {
     if (!n.up) return
     if (msg.kind === 'sync') return syncFrom(n, nodes[msg.from])
     if (msg.kind === 'status') return answerStatus(n, msg)
+    if (msg.kind === 'tx') return receiveTx(n, msg.id)
     const h = msg.kind === 'proposal' ? msg.proposal.height : msg.vote.height
     if (h > height(n)) {
       if (msg.kind === 'proposal' && h === height(n) + 1 && n.nextProposals.length < 16) n.nextProposals.push(msg.proposal)
@@ -283,6 +315,13 @@ export function simulate (opts: SimOptions): SimResult {
     }
     if (msg.kind === 'proposal') feed(n, { type: 'proposal', proposal: msg.proposal, valid: valid(n, msg.proposal) })
     else feed(n, { type: 'vote', vote: msg.vote })
+  }
+
+  /** A transaction reaches a node's mempool (submitted there, or by gossip). */
+  function receiveTx (n: SimNode, id: string): void {
+    if (n.mempool.has(id) || n.committedTxs.has(id)) return
+    n.mempool.add(id)
+    feed(n, { type: 'txs-available' })
   }
 
   /** Block sync: take every block the peer committed beyond ours, in order. */
@@ -352,7 +391,10 @@ export function simulate (opts: SimOptions): SimResult {
   if (opts.crashes) {
     for (let t = 200; t < opts.faultTime; t += 400 + Math.floor(random() * 1600)) schedule(t, { kind: 'crash', node: Math.floor(random() * opts.validators) })
   }
+  if (idleChain) schedule(Math.floor(random() * TX_GAP), { kind: 'tx-arrives' })
   let healedAt = Infinity
+  let quietFrom = Infinity
+  const quietHeights: number[] = []
   const baseline: number[] = []
   try {
     while (queue.length > 0) {
@@ -368,8 +410,18 @@ export function simulate (opts: SimOptions): SimResult {
       }
       if (!faultsOn) {
         const honest = nodes.filter((n) => !n.byzantine)
-        if (honest.every((n) => height(n) - 1 >= Math.max(...honest.map((x) => baseline[x.index] - 1)) + opts.progressHeights)) break
-        if (now > healedAt + opts.healTime) throw new Violation(`no progress within ${opts.healTime} ms after healing: heights ${nodes.map(height).join(',')}`)
+        const progressed = honest.every((n) => height(n) - 1 >= Math.max(...honest.map((x) => baseline[x.index] - 1)) + opts.progressHeights)
+        if (progressed && !idleChain) break
+        if (progressed && quietFrom === Infinity) {
+          txsOn = false
+          quietFrom = now
+        }
+        if (now >= quietFrom + QUIET / 2 && quietHeights.length === 0) for (const n of nodes) quietHeights[n.index] = height(n)
+        if (now >= quietFrom + QUIET) {
+          checkIdle(honest)
+          break
+        }
+        if (quietFrom === Infinity && now > healedAt + opts.healTime) throw new Violation(`no progress within ${opts.healTime} ms after healing: heights ${nodes.map(height).join(',')}`)
       }
       switch (event.kind) {
         case 'deliver': deliver(nodes[event.to], event.msg); break
@@ -393,13 +445,36 @@ export function simulate (opts: SimOptions): SimResult {
           if (faultsOn) partition = nodes.map(() => Math.floor(random() * 2))
           break
         case 'heal': partition = undefined; break
+        case 'tx-arrives': {
+          if (!txsOn) break
+          const n = nodes[Math.floor(random() * nodes.length)]
+          const id = `tx${++txCount}`
+          if (n.up) {
+            receiveTx(n, id)
+            broadcast(n, () => ({ kind: 'tx', id }))
+          }
+          schedule(1 + Math.floor(random() * 2 * TX_GAP), { kind: 'tx-arrives' })
+          break
+        }
+      }
+    }
+    /** After the quiet spell: every transaction a node took in is committed on every honest node, and the idle chain grew by heartbeats only. */
+    function checkIdle (honest: SimNode[]): void {
+      const taken = new Set(nodes.flatMap((n) => [...n.committedTxs, ...n.mempool]))
+      for (const n of honest) {
+        const missing = [...taken].filter((id) => !n.committedTxs.has(id))
+        if (missing.length > 0) throw new Violation(`node ${n.index} never committed ${missing.slice(0, 3).join(',')} (${missing.length} of ${taken.size})`)
+        // the second half of the quiet spell: nothing waits anywhere, so only heartbeats may commit
+        const grown = height(n) - quietHeights[n.index]
+        const allowed = heartbeat > 0 ? Math.ceil(QUIET / 2 / heartbeat) + 1 : 0
+        if (grown > allowed) throw new Violation(`node ${n.index} committed ${grown} blocks on an idle chain (heartbeat ${heartbeat} ms allows ${allowed})`)
       }
     }
   } catch (err) {
     if (!(err instanceof Violation)) throw err
-    return { seed: opts.seed, ok: false, violation: err.message, heights: nodes.map((n) => height(n) - 1), events, virtualMs: now }
+    return { seed: opts.seed, ok: false, violation: err.message, heights: nodes.map((n) => height(n) - 1), events, virtualMs: now, transactions: txCount }
   }
-  return { seed: opts.seed, ok: true, heights: nodes.map((n) => height(n) - 1), events, virtualMs: now }
+  return { seed: opts.seed, ok: true, heights: nodes.map((n) => height(n) - 1), events, virtualMs: now, transactions: txCount }
 }
 
 /** Binary min-heap of scheduled events by (time, sequence): same order on every run. */

@@ -137,4 +137,54 @@ describe('TendermintEngine', () => {
       restore: { height: 1, round: 0, step: 'precommit', lockedRound: 0, lockedHash: 'hash-x', validRound: 0, validHash: 'hash-x', proposals: [], ownVotes: [] }
     }), /refusing to start/)
   })
+
+  describe('empty blocks off', () => {
+    const proposer = proposerFor(validators, 1, 0)
+    const idleEngine = (pub: string, heartbeat: number): TendermintEngine => {
+      const key = keyOf(pub)
+      return new TendermintEngine({ chainId: CHAIN, self: pub, sign: (b) => toBase64(sign(b, key.secretKey)), blockIntervalMs: 100, emptyBlocks: false, emptyBlockIntervalMs: heartbeat })
+    }
+    const kinds = (effects: ConsensusEffect[]): string[] => effects.map((e) => e.type)
+
+    test('after the interval, a height with nothing to commit waits: no block built, no timer but the heartbeat', () => {
+      const engine = idleEngine(proposer, 30_000)
+      engine.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 900, validators })
+      const effects = engine.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 1000 })
+      assert.deepEqual(effects, [{ type: 'schedule-timeout', height: 1, round: 0, step: 'commit', delayMs: 29_900 }])
+      assert.equal(engine.status().step, 'commit')
+    })
+
+    test('a transaction starts the waiting height at once; the heartbeat starts it when none comes', () => {
+      const woken = idleEngine(proposer, 30_000)
+      woken.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 900, validators })
+      woken.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 1000 })
+      assert.deepEqual(kinds(woken.handle({ type: 'txs-available' })), ['build-block', 'schedule-timeout'])
+      assert.equal(woken.status().step, 'propose')
+
+      const beat = idleEngine(proposer, 30_000)
+      beat.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 900, validators })
+      beat.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 1000 })
+      assert.deepEqual(kinds(beat.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 30_900 })), ['build-block', 'schedule-timeout'])
+    })
+
+    test('transactions already waiting, or a peer that started the height, start round 0 after the interval as before', () => {
+      const pending = idleEngine(proposer, 0)
+      pending.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 900, validators, txsPending: true })
+      assert.deepEqual(kinds(pending.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 1000 })), ['build-block', 'schedule-timeout'])
+
+      // a validator that is not the proposer wakes on a peer's vote, and then follows the round
+      const self = pubs.find((p) => p !== proposer) as string
+      const follower = idleEngine(self, 0)
+      follower.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 900, validators })
+      assert.deepEqual(follower.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 1000 }), [], 'no heartbeat: nothing scheduled')
+      const effects = follower.handle({ type: 'proposal', proposal: proposal(1, 0, 'woken'), valid: true })
+      assert.deepEqual(votesOf(effects).map((v) => [v.type, v.block_hash]), [['prevote', 'hash-woken']])
+    })
+
+    test('empty blocks on (the engine default) starts round 0 after the interval whatever waits', () => {
+      const engine = engineFor(proposer)
+      engine.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 900, validators })
+      assert.deepEqual(kinds(engine.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 1000 })), ['build-block', 'schedule-timeout'])
+    })
+  })
 })

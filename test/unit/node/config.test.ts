@@ -50,5 +50,19 @@ test('config/default.json states exactly the built-in defaults', async () => {
   const { readFile } = await import('node:fs/promises')
   const { DEFAULT_CONFIG_PATH } = await import('../../../src/node/home.js')
   const file = JSON.parse(await readFile(DEFAULT_CONFIG_PATH, 'utf8')) as Record<string, unknown>
-  assert.deepEqual(resolveConfig(file, {}), resolveConfig({}, {}))
+  const defaults = resolveConfig({}, {})
+  assert.deepEqual(resolveConfig(file, {}), defaults)
+  // and names every plain setting that has a default (the onboarding group is documented on its own)
+  const unnamed = Object.entries(defaults).filter(([key, value]) => value !== undefined && (typeof value !== 'object' || Array.isArray(value)) && !(key in file))
+  assert.deepEqual(unnamed.map(([key]) => key), [])
+})
+
+test('empty blocks: off by default with a 30 s heartbeat; flags and config.json set them', () => {
+  const defaults = resolveConfig({}, {})
+  assert.equal(defaults.empty_blocks, false)
+  assert.equal(defaults.empty_block_interval_ms, 30_000)
+  assert.equal(resolveConfig({ empty_blocks: true }, {}).empty_blocks, true)
+  assert.equal(resolveConfig({}, { empty_block_interval_ms: 0 }).empty_block_interval_ms, 0)
+  assert.throws(() => resolveConfig({ empty_blocks: 'yes' }, {}), /empty_blocks/)
+  assert.throws(() => resolveConfig({ empty_block_interval_ms: -1 }, {}), /empty_block_interval_ms/)
 })
