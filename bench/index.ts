@@ -28,6 +28,10 @@
  * Then the contract VM benchmark (bench/contracts-vm.ts: metering overhead of the same work loop
  * metered and unmetered, registry calls per second in the VM) and the registry on a node
  * (bench/contracts.ts: `register` calls confirmed per second) unless --no-contracts.
+ *
+ * Then the pruning benchmark (bench/pruning.ts: disk use of a 1,000,000-block chain before and
+ * after `--prune-keep-blocks 100000`, and the time pruning takes) unless --no-pruning; --quick
+ * runs 100,000 blocks.
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -42,6 +46,7 @@ import { QUICK_RELAY_CONFIG, formatRelayBench, runRelayBench, type RelayBenchRes
 import { QUICK_REALTIME_CONFIG, formatRealtimeBench, runRealtimeBench, type RealtimeBenchResult } from './realtime.js'
 import { formatThroughput, runThroughputBench, type ThroughputConfig } from './throughput.js'
 import { formatContractsBench, runContractsBench, type ContractsBenchResult } from './contracts-vm.js'
+import { QUICK_PRUNING_CONFIG, formatPruningBench, runPruningBench, type PruningBenchResult } from './pruning.js'
 import { DEFAULT_REGISTRY_CONFIG, QUICK_REGISTRY_CONFIG, formatRegistryBench, runRegistryBench, type RateResult } from './contracts.js'
 import { QUICK_WAN_CONFIG, formatWanBench, runWanBench, type WanBenchResult } from './wan.js'
 
@@ -177,6 +182,12 @@ async function main (): Promise<void> {
     out.push('## Username registrations on one node', '', formatRegistryBench(registry), '')
   }
 
+  let pruning: PruningBenchResult | undefined
+  if (!process.argv.includes('--no-pruning')) {
+    pruning = await runPruningBench(quick ? QUICK_PRUNING_CONFIG : {}, log)
+    out.push('## Pruning', '', formatPruningBench(pruning), '')
+  }
+
   let storage: unknown
   const storageJs = path.join(path.dirname(fileURLToPath(import.meta.url)), 'storage.js')
   if (!quick && !process.argv.includes('--no-storage') && existsSync(storageJs)) {
@@ -194,7 +205,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, media, feed, realtime, contracts, registry, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, media, feed, realtime, contracts, registry, pruning, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

@@ -98,6 +98,7 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       blockIntervalMs: config.block_interval_ms,
       emptyBlocks: config.empty_blocks,
       emptyBlockIntervalMs: config.empty_block_interval_ms,
+      pruneKeepBlocks: config.prune_keep_blocks,
       mempool: { maxTxs: config.mempool_max_txs, maxBytes: config.mempool_max_bytes, maxPerSender: config.mempool_max_per_sender },
       logger,
       verifyPool,

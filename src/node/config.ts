@@ -20,6 +20,8 @@ export const NodeConfigSchema = z.object({
   empty_blocks: z.boolean().default(false),
   /** with empty_blocks false: a block this long after the last one even when idle; 0 never */
   empty_block_interval_ms: z.number().int().min(0).max(86_400_000).default(30_000),
+  /** keep the transactions of the newest N blocks only; 0 keeps all (docs/operating.md, "Pruning") */
+  prune_keep_blocks: z.number().int().min(0).default(0),
   max_cpu: z.number().positive().optional(),
   max_ram_mb: z.number().int().positive().optional(),
   feed_disk_limit_mb: z.number().int().positive().optional(),
@@ -58,6 +60,7 @@ export const START_FLAGS: FlagDef[] = [
   { flag: '--block-interval-ms <n>', key: 'block_interval_ms', kind: 'int', help: 'target time between blocks (default 1000)' },
   { flag: '--empty-blocks <true|false>', key: 'empty_blocks', kind: 'bool', help: 'commit a block every interval even when no transaction waits (default false)' },
   { flag: '--empty-block-interval-ms <n>', key: 'empty_block_interval_ms', kind: 'int', help: 'with --empty-blocks false, a heartbeat block this long after the last one; 0 never (default 30000)' },
+  { flag: '--prune-keep-blocks <n>', key: 'prune_keep_blocks', kind: 'int', help: 'keep the transactions of the newest N blocks and drop older ones; headers and certificates stay (default 0: keep all)' },
   { flag: '--max-cpu <n>', key: 'max_cpu', kind: 'number', help: 'CPU cap in cores (default unlimited)' },
   { flag: '--max-ram-mb <n>', key: 'max_ram_mb', kind: 'int', help: 'memory cap in MiB (default unlimited)' },
   { flag: '--feed-disk-limit-mb <n>', key: 'feed_disk_limit_mb', kind: 'int', help: 'hard quota for new post bodies (default unlimited)' },

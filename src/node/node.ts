@@ -29,6 +29,7 @@ import { NetworkInbound, type GossipTopic, type Validation } from './inbound.js'
 import type { LagGate } from './lag-gate.js'
 import { Outbound, type NetworkPort, type PeerView } from './outbound.js'
 import { Submission, type SubmissionCheck, type SubmitResult } from './submission.js'
+import { Pruner } from './pruning.js'
 
 export type { Clock, NetworkPort, NodeEvents, PeerView, SubmissionCheck, SubmitResult }
 export { systemClock }
@@ -41,6 +42,8 @@ export interface NodeOptions {
   /** false: no block while nothing waits, but for a heartbeat every `emptyBlockIntervalMs` (0: none); default true */
   emptyBlocks?: boolean
   emptyBlockIntervalMs?: number
+  /** keep the transactions of the newest N blocks, drop older ones (pruning.ts); 0 or absent: keep all */
+  pruneKeepBlocks?: number
   /** bounds of the mempool; defaults: DEFAULT_MEMPOOL_OPTIONS */
   mempool?: Partial<MempoolOptions>
   logger: Logger
@@ -94,6 +97,7 @@ export interface ChainView {
   addressHistory: (pubkey: string, limit: number) => { items: TxLookup[], count: number }
   blockSummary: (height: number) => BlockSummary | undefined
   storedBlock: (height: number) => StoredBlock | undefined
+  earliestBlockBody: () => number
   submitTx: (raw: unknown) => Promise<SubmitResult>
   submitParsedTx: (tx: Transaction) => Promise<SubmitResult>
 }
@@ -117,6 +121,7 @@ export class KithNode implements ChainView {
   private readonly inbound: NetworkInbound
   private readonly outbound: Outbound
   private readonly emptyBlocks: boolean
+  private readonly pruner: Pruner
   /** the height a `txs-available` was last pushed for */
   private txsSignalledFor = 0
 
@@ -128,6 +133,8 @@ export class KithNode implements ChainView {
     this.clock = opts.clock ?? systemClock
     this.emptyBlocks = opts.emptyBlocks ?? true
     this.log = opts.logger.child({ module: 'node' })
+    this.pruner = new Pruner(store, opts.pruneKeepBlocks ?? 0, this.log)
+    this.events.on('block', () => { this.pruner.afterCommit() })
     this.mempool = new Mempool(store, opts.mempool)
     this.isValidator = opts.genesis.validators.some((v) => v.pub_key === this.validatorPub) || (opts.genesis.candidates ?? []).includes(this.validatorPub)
     this.engine = new TendermintEngine({
@@ -211,6 +218,8 @@ export class KithNode implements ChainView {
   /** Joins consensus, restoring the persisted consensus record first (before any network input). */
   start (): void {
     this.driver.start(this.restoredRecord())
+    // a chain that was not pruned before (or an idle one) catches up now, not at its next block
+    this.pruner.afterCommit()
     this.log.info({ height: this.head().height, chainId: this.genesis.chain_id, validator: this.isValidator }, 'node started')
   }
 
@@ -238,6 +247,7 @@ export class KithNode implements ChainView {
     this.outbound.stop()
     await this.driver.stop()
     await this.commits.settled()
+    await this.pruner.stop()
     await this.store.close()
     if (this.ownsContracts) await this.contracts.close()
   }
@@ -340,8 +350,14 @@ export class KithNode implements ChainView {
     return this.store.getBlockSummary(height)
   }
 
+  /** undefined beyond the head and, on a pruned node, below `earliestBlockBody()` */
   storedBlock (height: number): StoredBlock | undefined {
     return this.store.getBlock(height)
+  }
+
+  /** The lowest height whose transactions this node holds (1 unless it prunes). */
+  earliestBlockBody (): number {
+    return this.store.earliestBody()
   }
 
   // ---- consensus heights ----

@@ -183,12 +183,59 @@ export class ChainStore implements StateReader {
     return head
   }
 
+  /**
+   * The lowest height whose transactions this store holds: 1 unless pruned. Below it only the
+   * headers, the commit certificates and the summaries remain (`prune`).
+   */
+  earliestBody (): number {
+    return (this.meta.get('pruned_below') as number | undefined) ?? 1
+  }
+
+  /** A whole block with its transactions; undefined beyond the head and below `earliestBody()`. */
   getBlock (height: number): StoredBlock | undefined {
+    if (height < this.earliestBody()) return undefined
     const stored = this.blocks.get(height)
     if (stored === undefined) return undefined
     const txs: Transaction[] = []
     for (const { value } of this.txs.getRange({ start: [height, 0], end: [height + 1, 0] })) txs.push(value)
     return { ...stored, block: { ...stored.block, txs } }
+  }
+
+  /** A block's header and certificates, kept for every height even when its transactions are pruned. */
+  getHeader (height: number): Omit<StoredBlock, 'block'> & { block: Omit<Block, 'txs'> } | undefined {
+    return this.blocks.get(height)
+  }
+
+  /**
+   * Drops the transactions of the oldest blocks, up to `maxHeights` of them and never at or
+   * above `keepFrom`: their records, their ids and their entries in the address histories.
+   * Headers, commit certificates, summaries and the state stay, so the chain still verifies
+   * from genesis and duplicates are still refused (the state's `txid:` keys). One transaction
+   * per call, with the new lower bound: a crash leaves a store pruned up to some height.
+   * Returns the new lower bound.
+   */
+  async prune (keepFrom: number, maxHeights: number): Promise<number> {
+    const from = this.earliestBody()
+    const to = Math.min(keepFrom, from + maxHeights, this.head().height + 1)
+    if (to <= from) return from
+    await this.root.transaction(() => {
+      const touched = new Set<string>()
+      for (const { key, value: tx } of this.txs.getRange({ start: [from, 0], end: [to, 0] })) {
+        this.txs.remove(key)
+        this.txIds.remove(tx.id)
+        if (tx.from !== '') touched.add(tx.from)
+        if (tx.to !== '') touched.add(tx.to)
+      }
+      // an address's history is in commit order: its pruned entries are the oldest ones
+      for (const pubkey of touched) {
+        for (const { key, value: id } of this.addrIndex.getRange({ start: [pubkey, 0], end: [pubkey, Number.MAX_SAFE_INTEGER] })) {
+          if (this.txIds.get(id) !== undefined) break
+          this.addrIndex.remove(key)
+        }
+      }
+      this.meta.put('pruned_below', to)
+    })
+    return to
   }
 
   /** The certificate that committed block `height`, without reading its transactions. */

@@ -104,4 +104,35 @@ describe('ChainStore', () => {
     await assert.rejects(store.init({ chainId: 'c', genesisHash: 'other', genesisTime: 0, build: () => ({ state: new Map(), stateRoot: 'r0' }) }), /genesis/)
     await store.close()
   }))
+
+  test('prune drops the transactions of old blocks (ids and address histories too) and keeps headers, certificates and state', async () => await withStoreDir(async (dir) => {
+    let store = ChainStore.open(dir)
+    await store.init({ ...initArgs, build: () => ({ state: new Map([['txid:t1', 1]]), stateRoot: 'r0' }) })
+    const commit = (h: number): { height: number, round: number, block_hash: string, signatures: [] } => ({ height: h, round: 0, block_hash: `b${h}`, signatures: [] })
+    for (let h = 1; h <= 6; h++) {
+      await store.commitBlock({ block: block(h, [tx(`t${h}`, h % 2 === 0 ? BOB : CAROL)]), hash: `b${h}`, commit: commit(h), writes: new Map([[`txid:t${h}`, h]]), stateRoot: `r${h}`, removePending: [] })
+    }
+    assert.equal(store.earliestBody(), 1)
+    assert.equal(await store.prune(4, 2), 3, 'at most two heights per call')
+    assert.equal(await store.prune(4, 100), 4, 'never at or above keepFrom')
+    assert.equal(await store.prune(4, 100), 4, 'nothing more to do')
+    await store.close()
+
+    store = ChainStore.open(dir)
+    assert.equal(store.earliestBody(), 4, 'the bound survives reopening')
+    for (const h of [1, 2, 3]) {
+      assert.equal(store.getBlock(h), undefined, `block ${h} has no body`)
+      assert.equal(store.getTx(`t${h}`), undefined)
+      assert.equal(store.getHeader(h)?.hash, `b${h}`, 'the header stays')
+      assert.deepEqual(store.getCommit(h), commit(h), 'the certificate stays')
+      assert.equal(store.getBlockSummary(h)?.tx_count, 1, 'the summary stays')
+      assert.equal(store.get(`txid:t${h}`), h, 'the state still knows the id (duplicates are refused)')
+    }
+    for (const h of [4, 5, 6]) assert.equal(store.getBlock(h)?.block.txs[0].id, `t${h}`)
+    // ALICE sent all six: only the kept three remain in her history, newest first
+    assert.deepEqual(store.addressHistory(ALICE, 10).ids, ['t6', 't5', 't4'])
+    assert.deepEqual(store.addressHistory(BOB, 10).ids, ['t6', 't4'])
+    assert.deepEqual(store.addressHistory(CAROL, 10).ids, ['t5'])
+    await store.close()
+  }))
 })

@@ -14,6 +14,12 @@ import {
 /** Feature tags this node really serves today (spec, "Versioning"); more are added as they land. */
 export const FEATURES = ['chain_id', 'feed_v2', 'identity_registry', 'media_scrub', 'onboarding_api', 'relay_broadcast', 'relay_mailbox', 'ws_submit_tx']
 
+/** On a pruned node an unknown id may be an old transaction: say from where it holds them. */
+function prunedNote (node: ChainView): string {
+  const earliest = node.earliestBlockBody()
+  return earliest > 1 ? ` (this node keeps transactions from height ${earliest} on: --prune-keep-blocks)` : ''
+}
+
 export function chainRoutes (node: ChainView, nodeId: string): AnyRoute[] {
   const peers = (): Array<Record<string, unknown>> => node.peers().filter((p) => p.connected).map((p) => ({
     peer_id: p.peerId,
@@ -52,7 +58,7 @@ export function chainRoutes (node: ChainView, nodeId: string): AnyRoute[] {
       responses: { 200: { description: 'transaction detail', schema: TxDetailSchema }, 404: { description: 'unknown transaction', schema: ErrorSchema } },
       handler: ({ params }) => {
         const found = node.lookupTx(params.id)
-        if (found === undefined) throw new KithError('NOT_FOUND', `unknown transaction ${params.id}`)
+        if (found === undefined) throw new KithError('NOT_FOUND', `unknown transaction ${params.id}${prunedNote(node)}`)
         return presentTx(found)
       }
     }),
@@ -86,11 +92,15 @@ export function chainRoutes (node: ChainView, nodeId: string): AnyRoute[] {
       tag: 'chain',
       summary: 'A committed block: header, transaction ids and the validators that certified it',
       params: BlockParams,
-      responses: { 200: { description: 'block', schema: BlockSummarySchema }, 404: { description: 'no block at that height yet', schema: ErrorSchema } },
+      responses: { 200: { description: 'block', schema: BlockSummarySchema }, 404: { description: 'no block at that height yet, or (on a pruned node) its transactions were dropped: the error names the earliest height held', schema: ErrorSchema } },
       handler: ({ params }) => {
         const height = params.height === 'latest' ? node.head().height : params.height
         const stored = height >= 1 ? node.storedBlock(height) : undefined
-        if (stored === undefined) throw new KithError('NOT_FOUND', `no block at height ${String(params.height)}`)
+        if (stored === undefined) {
+          const earliest = node.earliestBlockBody()
+          if (height >= 1 && height < earliest) throw new KithError('NOT_FOUND', `block ${height} was pruned: this node keeps blocks from height ${earliest} on (--prune-keep-blocks)`)
+          throw new KithError('NOT_FOUND', `no block at height ${String(params.height)}`)
+        }
         const { header, txs } = stored.block
         return {
           height,
