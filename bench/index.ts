@@ -32,6 +32,9 @@
  * Then the pruning benchmark (bench/pruning.ts: disk use of a 1,000,000-block chain before and
  * after `--prune-keep-blocks 100000`, and the time pruning takes) unless --no-pruning; --quick
  * runs 100,000 blocks.
+ *
+ * Then the state hash benchmark (bench/state-hash.ts: µs per committed transaction to keep the
+ * LtHash of the state, beside the chained state root) unless --no-state-hash.
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -47,6 +50,7 @@ import { QUICK_REALTIME_CONFIG, formatRealtimeBench, runRealtimeBench, type Real
 import { formatThroughput, runThroughputBench, type ThroughputConfig } from './throughput.js'
 import { formatContractsBench, runContractsBench, type ContractsBenchResult } from './contracts-vm.js'
 import { QUICK_PRUNING_CONFIG, formatPruningBench, runPruningBench, type PruningBenchResult } from './pruning.js'
+import { formatStateHashBench, runStateHashBench, type StateHashBenchResult } from './state-hash.js'
 import { DEFAULT_REGISTRY_CONFIG, QUICK_REGISTRY_CONFIG, formatRegistryBench, runRegistryBench, type RateResult } from './contracts.js'
 import { QUICK_WAN_CONFIG, formatWanBench, runWanBench, type WanBenchResult } from './wan.js'
 
@@ -188,6 +192,12 @@ async function main (): Promise<void> {
     out.push('## Pruning', '', formatPruningBench(pruning), '')
   }
 
+  let stateHash: StateHashBenchResult | undefined
+  if (!process.argv.includes('--no-state-hash')) {
+    stateHash = runStateHashBench(quick, log)
+    out.push('## State hash', '', formatStateHashBench(stateHash), '')
+  }
+
   let storage: unknown
   const storageJs = path.join(path.dirname(fileURLToPath(import.meta.url)), 'storage.js')
   if (!quick && !process.argv.includes('--no-storage') && existsSync(storageJs)) {
@@ -205,7 +215,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, media, feed, realtime, contracts, registry, pruning, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, media, feed, realtime, contracts, registry, pruning, stateHash, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

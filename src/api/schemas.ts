@@ -75,7 +75,8 @@ export const NetStatsSchema = z.object({
   supply: z.number().int().meta({ description: 'µT in existence' }),
   validator_count: z.number().int(),
   mempool_size: z.number().int(),
-  last_block_time: z.string()
+  last_block_time: z.string(),
+  state_hash: z.string().meta({ description: 'hash of the whole state at this height (LtHash, docs/protocol.md § 5.4): nodes at one height with one state show the same value' })
 }).meta({ id: 'NetStats' })
 export type NetStats = z.output<typeof NetStatsSchema>
 
@@ -142,6 +143,7 @@ export const BlockSummarySchema = z.object({
   time: z.string().meta({ description: 'ISO 8601 UTC' }),
   prev_hash: z.string(),
   state_root: z.string(),
+  state_hash: z.string().optional().meta({ description: 'hash of the whole state after this block (docs/protocol.md § 5.4), as this node computed it; absent for blocks it stored before it kept one' }),
   tx_root: z.string(),
   proposer: z.string(),
   tx_count: z.number().int(),

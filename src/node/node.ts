@@ -98,6 +98,8 @@ export interface ChainView {
   blockSummary: (height: number) => BlockSummary | undefined
   storedBlock: (height: number) => StoredBlock | undefined
   earliestBlockBody: () => number
+  /** the digest of the committed state's hash (docs/protocol.md § 5.4) */
+  stateHash: () => string
   submitTx: (raw: unknown) => Promise<SubmitResult>
   submitParsedTx: (tx: Transaction) => Promise<SubmitResult>
 }
@@ -353,6 +355,10 @@ export class KithNode implements ChainView {
   /** undefined beyond the head and, on a pruned node, below `earliestBlockBody()` */
   storedBlock (height: number): StoredBlock | undefined {
     return this.store.getBlock(height)
+  }
+
+  stateHash (): string {
+    return this.store.stateHash().digest()
   }
 
   /** The lowest height whose transactions this node holds (1 unless it prunes). */

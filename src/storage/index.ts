@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
-import type { Block, Commit, StateReader, StateValue, Transaction, WriteSet } from '../chain/index.js'
+import { LanesCache, StateHash, StateKeys, type Block, type Commit, type StateReader, type StateValue, type Transaction, type WriteSet } from '../chain/index.js'
 import type { ConsensusRecord, Proposal } from '../consensus/index.js'
 
 export interface ChainHead {
@@ -31,6 +31,8 @@ export interface BlockSummary {
   time: number
   proposer: string
   tx_count: number
+  /** the state hash after this block (StateHash.digest); absent in blocks stored before it was kept */
+  state_hash?: string
 }
 
 export interface StoredTx {
@@ -99,6 +101,9 @@ export class ChainStore implements StateReader {
   private readonly proposals: Database<Proposal, ProposalKey>
   private readonly storedProposals = new Set<string>()
   private cachedHead: ChainHead | undefined
+  private cachedStateHash: StateHash | undefined
+  /** a transaction's id is written once and never taken out: not worth a place */
+  private readonly lanesCache = new LanesCache(8192, (key) => key.startsWith(StateKeys.txSeen('')))
 
   private constructor (path: string, opts: StoreOptions) {
     this.root = open({ path, compression: false, noSync: opts.sync === false, mapSize: 2 ** 34 })
@@ -151,11 +156,15 @@ export class ChainStore implements StateReader {
       if (stored !== genesis.genesisHash) {
         throw new Error(`this store belongs to genesis ${String(stored)}, not ${genesis.genesisHash}`)
       }
+      // a store written before the state hash was kept gets it once, from a scan of its state
+      if (this.meta.get('state_hash') === undefined) await this.meta.put('state_hash', Buffer.from(StateHash.ofEntries(this.scanState('')).bytes()))
       return
     }
     const { state, stateRoot } = genesis.build()
+    const stateHash = StateHash.ofEntries(state)
     await this.root.transaction(() => {
       for (const [key, value] of state) this.stateDb.put(key, value)
+      this.meta.put('state_hash', Buffer.from(stateHash.bytes()))
       const head: ChainHead = { height: 0, hash: genesis.genesisHash, state_root: stateRoot, time: genesis.genesisTime }
       this.meta.put('head', head)
       this.meta.put('chain_id', genesis.chainId)
@@ -172,6 +181,18 @@ export class ChainStore implements StateReader {
   * scanState (prefix: string): Generator<[string, StateValue]> {
     // keys are strings of ASCII: every key with the prefix sorts below prefix + '\xff'
     for (const { key, value } of this.stateDb.getRange({ start: prefix, end: `${prefix}\xff` })) yield [key, value]
+  }
+
+  /**
+   * The state hash of the committed state (src/chain/state-hash.ts), kept with each block in the
+   * block's own transaction. Read-only: `afterWrites` makes a new one.
+   */
+  stateHash (): StateHash {
+    if (this.cachedStateHash !== undefined) return this.cachedStateHash
+    const bytes = this.meta.get('state_hash') as Uint8Array | undefined
+    if (bytes === undefined) throw new Error('store is not initialised')
+    this.cachedStateHash = StateHash.fromBytes(bytes)
+    return this.cachedStateHash
   }
 
   /** The last committed block; cached, since every submission and read asks for it. */
@@ -272,6 +293,8 @@ export class ChainStore implements StateReader {
    */
   async commitBlock (input: BlockCommitInput): Promise<void> {
     const { block, hash, commit, writes, stateRoot, removePending } = input
+    // the old values are read before the block's writes land: commits are one at a time
+    const stateHash = this.stateHash().afterWrites(this, writes, this.lanesCache)
     this.root.transactionSync(() => {
       for (const [key, value] of writes) {
         if (value === null) this.stateDb.remove(key)
@@ -295,12 +318,14 @@ export class ChainStore implements StateReader {
       for (const id of removePending) this.mempool.remove(id)
       this.blocks.put(height, { block: { header: block.header, last_commit: block.last_commit }, hash, commit })
       this.summaries.put(block.header.height, {
-        height: block.header.height, hash, time: block.header.time, proposer: block.header.proposer, tx_count: block.txs.length
+        height: block.header.height, hash, time: block.header.time, proposer: block.header.proposer, tx_count: block.txs.length, state_hash: stateHash.digest()
       })
+      this.meta.put('state_hash', Buffer.from(stateHash.bytes()))
       const head: ChainHead = { height: block.header.height, hash, state_root: stateRoot, time: block.header.time }
       this.meta.put('head', head)
     })
     this.cachedHead = undefined
+    this.cachedStateHash = stateHash
     await this.root.flushed
     this.forgetDecided(block.header.height)
   }

@@ -79,8 +79,11 @@ describe('a 4-validator testnet on loopback', { timeout: 180_000 }, () => {
       const details = await confirmedEverywhere(nodes, tx.id)
       assert.equal(new Set(details.map((d) => JSON.stringify(d.call_result))).size, 1, `one outcome of ${tx.id} everywhere: ${JSON.stringify(details.map((d) => d.call_result))}`)
       assert.ok((details[0].gas_used as number) > 0)
-      const blocks = await Promise.all(nodes.map(async (n) => await n.client.request<{ state_root: string }>('GET', `/api/blocks/${String(details[0].block_index)}`)))
+      const blocks = await Promise.all(nodes.map(async (n) => await n.client.request<{ state_root: string, state_hash?: string }>('GET', `/api/blocks/${String(details[0].block_index)}`)))
       assert.equal(new Set(blocks.map((b) => b.state_root)).size, 1, 'one state root everywhere')
+      // each node computed the hash of its whole state after that block itself: one value everywhere
+      assert.ok(blocks.every((b) => /^[0-9a-f]{64}$/.test(b.state_hash ?? '')), `a state hash on every node: ${blocks.map((b) => String(b.state_hash)).join(' ')}`)
+      assert.equal(new Set(blocks.map((b) => b.state_hash)).size, 1, 'one state hash everywhere')
     }
     const owners = await Promise.all(nodes.map(async (n) => await n.client.usernameRecord('name:rich_one')))
     assert.deepEqual(owners, [rich.pub, rich.pub, rich.pub, rich.pub])

@@ -14,6 +14,11 @@ import {
 /** Feature tags this node really serves today (spec, "Versioning"); more are added as they land. */
 export const FEATURES = ['chain_id', 'feed_v2', 'identity_registry', 'media_scrub', 'onboarding_api', 'relay_broadcast', 'relay_mailbox', 'ws_submit_tx']
 
+function stateHashAt (node: ChainView, height: number): { state_hash?: string } {
+  const digest = node.blockSummary(height)?.state_hash
+  return digest === undefined ? {} : { state_hash: digest }
+}
+
 /** On a pruned node an unknown id may be an old transaction: say from where it holds them. */
 function prunedNote (node: ChainView): string {
   const earliest = node.earliestBlockBody()
@@ -108,6 +113,7 @@ export function chainRoutes (node: ChainView, nodeId: string): AnyRoute[] {
           time: isoTime(header.time),
           prev_hash: header.prev_hash,
           state_root: header.state_root,
+          ...stateHashAt(node, height),
           tx_root: header.tx_root,
           proposer: header.proposer,
           tx_count: txs.length,
@@ -131,7 +137,8 @@ export function chainRoutes (node: ChainView, nodeId: string): AnyRoute[] {
           supply: node.supply(),
           validator_count: node.validators().length,
           mempool_size: node.mempoolSize(),
-          last_block_time: isoTime(head.time)
+          last_block_time: isoTime(head.time),
+          state_hash: node.stateHash()
         }
       }
     }),

@@ -181,6 +181,20 @@ describe('TendermintEngine', () => {
       assert.deepEqual(votesOf(effects).map((v) => [v.type, v.block_hash]), [['prevote', 'hash-woken']])
     })
 
+    test('a vote from a key outside the validator set, or a proposal from the wrong proposer, does not wake an idle height', () => {
+      const engine = idleEngine(proposer, 0)
+      engine.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 900, validators })
+      engine.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 1000 })
+      const stranger = seeded(0x90)
+      const unsigned = { type: 'prevote' as const, height: 1, round: 0, block_hash: null }
+      const strangerVote = { ...unsigned, validator: toHex(stranger.publicKey), signature: toBase64(sign(voteSignBytes(CHAIN, unsigned), stranger.secretKey)) }
+      assert.deepEqual(engine.handle({ type: 'vote', vote: strangerVote }), [])
+      // round 1's proposer is not round 0's: its proposal for round 0 is not one
+      const wrong = { ...proposal(1, 1, 'w'), round: 0 }
+      assert.deepEqual(engine.handle({ type: 'proposal', proposal: wrong, valid: true }), [])
+      assert.equal(engine.status().step, 'commit', 'still waiting')
+    })
+
     test('empty blocks on (the engine default) starts round 0 after the interval whatever waits', () => {
       const engine = engineFor(proposer)
       engine.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 900, validators })
