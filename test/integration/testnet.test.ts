@@ -101,6 +101,11 @@ describe('a 4-validator testnet on loopback', { timeout: 180_000 }, () => {
     await waitFor(async () => (await height(victim)) >= target, 20_000, { message: 'the restarted validator did not catch up' })
     const [here, there] = await Promise.all([victim.client.getTx(id), nodes[0].client.getTx(id)])
     assert.equal(here.block_hash, there.block_hash)
+    // the blocks it synced after the restart left it with the same whole state as the others
+    const stateHashAt = async (n: NodeProcess): Promise<string | undefined> => (await n.client.request<{ state_hash?: string }>('GET', `/api/blocks/${target}`)).state_hash
+    const hashes = await Promise.all([victim, nodes[0]].map(stateHashAt))
+    assert.match(hashes[0] ?? '', /^[0-9a-f]{64}$/)
+    assert.equal(hashes[0], hashes[1], `state hash at ${target}`)
   })
 
   test('an operator joins with a copy of the genesis and --peer: the node syncs and follows without voting', async () => {
@@ -113,6 +118,10 @@ describe('a 4-validator testnet on loopback', { timeout: 180_000 }, () => {
     const follower = await startNode({ home, blockIntervalMs: BLOCK_MS })
     const target = await height(nodes[0])
     await waitFor(async () => (await height(follower)) >= target, 20_000, { message: 'the follower did not sync' })
+    // every block came by block sync, and its state is the validators' state
+    const synced = await Promise.all([follower, nodes[0]].map(async (n) => (await n.client.request<{ state_hash?: string }>('GET', `/api/blocks/${target}`)).state_hash))
+    assert.match(synced[0] ?? '', /^[0-9a-f]{64}$/)
+    assert.equal(synced[0], synced[1], `the follower's state hash at ${target}`)
     const id = await send(nodes[1])
     const [theirs, mine] = await Promise.all([nodes[1].client.waitForConfirmation(id, { timeoutMs: 10_000 }), follower.client.waitForConfirmation(id, { timeoutMs: 10_000 })])
     assert.equal(mine.block_hash, theirs.block_hash)
