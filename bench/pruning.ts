@@ -23,7 +23,8 @@ import { open } from 'lmdb'
 import { encodePayload, formatTimestamp, signTx, type Block, type Commit, type Transaction } from '../src/chain/index.js'
 import { generateKeyPair, toHex } from '../src/crypto/index.js'
 import { ChainStore } from '../src/storage/index.js'
-import { machineInfo } from './lib/proc.js'
+import { PRUNE_HEIGHTS_PER_BATCH as HEIGHTS_PER_BATCH } from '../src/node/index.js'
+import { describeMachine, machineInfo } from './lib/proc.js'
 
 export interface PruningBenchConfig {
   blocks: number
@@ -34,8 +35,6 @@ export interface PruningBenchConfig {
 export const DEFAULT_PRUNING_CONFIG: PruningBenchConfig = { blocks: 1_000_000, keep: 100_000, txsPerBlock: 2 }
 export const QUICK_PRUNING_CONFIG: PruningBenchConfig = { blocks: 100_000, keep: 10_000, txsPerBlock: 2 }
 
-/** The node's batch (src/node/pruning.ts). */
-const HEIGHTS_PER_BATCH = 8
 
 export interface DiskFigures {
   fileBytes: number
@@ -115,14 +114,10 @@ export async function runPruningBench (config: Partial<PruningBenchConfig> = {},
     const env = open({ path: dir })
     await env.backup(copy, true)
     await env.close()
-    return { config: cfg, generateMs, before, pruneMs, after, compactedBytes: statSync(path.join(copy, 'data.mdb')).size, machine: describe(machineInfo()) }
+    return { config: cfg, generateMs, before, pruneMs, after, compactedBytes: statSync(path.join(copy, 'data.mdb')).size, machine: describeMachine(machineInfo()) }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
-}
-
-function describe (m: ReturnType<typeof machineInfo>): string {
-  return `${m.cpuModel}, ${m.nproc} cores, ${m.memTotal}, ${m.kernel}, Node ${m.node}, ${m.date} (load ${m.loadavg})`
 }
 
 const mib = (b: number): string => (b / 2 ** 20).toLocaleString('en-US', { maximumFractionDigits: 0 })

@@ -12,8 +12,8 @@
  * Run: node dist/bench/state-hash.js [--quick]
  */
 import { pathToFileURL } from 'node:url'
-import { LanesCache, MemoryState, StateHash, nextStateRoot, type WriteSet } from '../src/chain/index.js'
-import { machineInfo } from './lib/proc.js'
+import { MemoryState, StateHash, nextStateRoot, stateLanesCache, type WriteSet } from '../src/chain/index.js'
+import { describeMachine, machineInfo } from './lib/proc.js'
 
 export interface StateHashBenchResult {
   txsPerBlock: number
@@ -50,7 +50,7 @@ export function runStateHashBench (quick = false, log: (line: string) => void = 
   // every account already holds a balance: its old value is taken out, as on a chain in use
   const timed = (accounts: number | undefined): { hashMs: number, rootMs: number } => {
     const state = new MemoryState()
-    const cache = new LanesCache(8192, (key) => key.startsWith('txid:'))
+    const cache = stateLanesCache()
     let hash = StateHash.empty()
     let hashMs = 0
     let rootMs = 0
@@ -75,7 +75,6 @@ export function runStateHashBench (quick = false, log: (line: string) => void = 
   const t2 = performance.now()
   for (let i = 0; i < n; i++) probe.add(`bal:${i}`, i)
   const expansionUs = (performance.now() - t2) * 1000 / n
-  const m = machineInfo()
   return {
     txsPerBlock: txs,
     blocks,
@@ -83,7 +82,7 @@ export function runStateHashBench (quick = false, log: (line: string) => void = 
     hashUsPerTx: cold.hashMs * 1000 / (blocks * txs),
     hotHashUsPerTx: hot.hashMs * 1000 / (blocks * txs),
     rootUsPerTx: cold.rootMs * 1000 / (blocks * txs),
-    machine: `${m.cpuModel}, ${m.nproc} cores, Node ${m.node}, ${m.date} (load ${m.loadavg})`
+    machine: describeMachine(machineInfo())
   }
 }
 

@@ -47,6 +47,11 @@ export interface MachineInfo {
   loadavg: string
 }
 
+/** One line naming the machine and its load, for a benchmark's heading. */
+export function describeMachine (m: MachineInfo): string {
+  return `${m.cpuModel}, ${m.nproc} cores, ${m.memTotal}, ${m.kernel}, Node ${m.node}, ${m.date} (load ${m.loadavg})`
+}
+
 export function machineInfo (): MachineInfo {
   let cpuModel = os.cpus()[0]?.model ?? 'unknown'
   try {

@@ -19,7 +19,7 @@ export {
 } from './limits.js'
 export { MemoryState, StateKeys, StateOverlay, nextStateRoot } from './state.js'
 export type { StateReader, StateValue, WriteSet } from './state.js'
-export { LanesCache, StateHash, STATE_HASH_BYTES } from './state-hash.js'
+export { LanesCache, StateHash, STATE_HASH_BYTES, stateLanesCache } from './state-hash.js'
 export {
   REWARD_ID_PREFIX, applyTx, badSignature, checkBlockBounds, checkStateless, checkSubmission, executeBlock, maxBlockTxs, rewardTxId,
   selectBlockTxs, tryApplyTx

@@ -13,7 +13,7 @@
 import { createHash, hash as oneShotHash } from 'node:crypto'
 import { endianness } from 'node:os'
 import { canonicalJson } from './canonical-json.js'
-import type { StateReader, StateValue, WriteSet } from './state.js'
+import { StateKeys, type StateReader, type StateValue, type WriteSet } from './state.js'
 
 export const STATE_HASH_LANES = 1024
 export const STATE_HASH_BYTES = STATE_HASH_LANES * 2
@@ -50,6 +50,12 @@ export class LanesCache {
     if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value as string)
     this.entries.set(input, lanes)
   }
+}
+
+/** The cache a node keeps: a transaction's id is written once and never taken out, so it gets no place. */
+export function stateLanesCache (): LanesCache {
+  const txIdPrefix = StateKeys.txSeen('')
+  return new LanesCache(8192, (key) => key.startsWith(txIdPrefix))
 }
 
 function entryLanes (key: string, value: StateValue, cache: LanesCache | undefined): Uint16Array {

@@ -6,6 +6,7 @@
 export * from './config.js'
 export * from './home.js'
 export * from './node.js'
+export { PRUNE_HEIGHTS_PER_BATCH } from './pruning.js'
 export { denyListFromEnv } from './faults.js'
 export { allocatedBytes, watchChainDisk } from './disk-limit.js'
 export { LagGate, watchEventLoop, DEFAULT_LAG_GATE, type LagGateOptions } from './lag-gate.js'

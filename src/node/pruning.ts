@@ -8,7 +8,7 @@ import type { Logger } from 'pino'
 import type { ChainStore } from '../storage/index.js'
 
 /** Heights per store transaction: at most 8 × 2,500 transactions, tens of milliseconds. */
-const HEIGHTS_PER_BATCH = 8
+export const PRUNE_HEIGHTS_PER_BATCH = 8
 
 export class Pruner {
   private running: Promise<void> | undefined
@@ -43,7 +43,7 @@ export class Pruner {
   private async run (): Promise<void> {
     try {
       while (!this.stopped && this.behind() > 0) {
-        await this.store.prune(this.keepFrom(), HEIGHTS_PER_BATCH)
+        await this.store.prune(this.keepFrom(), PRUNE_HEIGHTS_PER_BATCH)
         // the commit path and requests get the thread between batches
         await new Promise((resolve) => setImmediate(resolve))
       }

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
-import { LanesCache, StateHash, StateKeys, type Block, type Commit, type StateReader, type StateValue, type Transaction, type WriteSet } from '../chain/index.js'
+import { StateHash, stateLanesCache, type Block, type Commit, type StateReader, type StateValue, type Transaction, type WriteSet } from '../chain/index.js'
 import type { ConsensusRecord, Proposal } from '../consensus/index.js'
 
 export interface ChainHead {
@@ -102,8 +102,9 @@ export class ChainStore implements StateReader {
   private readonly storedProposals = new Set<string>()
   private cachedHead: ChainHead | undefined
   private cachedStateHash: StateHash | undefined
-  /** a transaction's id is written once and never taken out: not worth a place */
-  private readonly lanesCache = new LanesCache(8192, (key) => key.startsWith(StateKeys.txSeen('')))
+  private readonly lanesCache = stateLanesCache()
+  /** meta 'pruned_below', read once: every block read compares with it */
+  private cachedPrunedBelow: number | undefined
 
   private constructor (path: string, opts: StoreOptions) {
     this.root = open({ path, compression: false, noSync: opts.sync === false, mapSize: 2 ** 34 })
@@ -209,7 +210,8 @@ export class ChainStore implements StateReader {
    * headers, the commit certificates and the summaries remain (`prune`).
    */
   earliestBody (): number {
-    return (this.meta.get('pruned_below') as number | undefined) ?? 1
+    this.cachedPrunedBelow ??= (this.meta.get('pruned_below') as number | undefined) ?? 1
+    return this.cachedPrunedBelow
   }
 
   /** A whole block with its transactions; undefined beyond the head and below `earliestBody()`. */
@@ -239,23 +241,30 @@ export class ChainStore implements StateReader {
     const from = this.earliestBody()
     const to = Math.min(keepFrom, from + maxHeights, this.head().height + 1)
     if (to <= from) return from
-    await this.root.transaction(() => {
-      const touched = new Set<string>()
-      for (const { key, value: tx } of this.txs.getRange({ start: [from, 0], end: [to, 0] })) {
-        this.txs.remove(key)
-        this.txIds.remove(tx.id)
-        if (tx.from !== '') touched.add(tx.from)
-        if (tx.to !== '') touched.add(tx.to)
-      }
-      // an address's history is in commit order: its pruned entries are the oldest ones
-      for (const pubkey of touched) {
-        for (const { key, value: id } of this.addrIndex.getRange({ start: [pubkey, 0], end: [pubkey, Number.MAX_SAFE_INTEGER] })) {
-          if (this.txIds.get(id) !== undefined) break
-          this.addrIndex.remove(key)
+    // readers stop at the new bound before its heights lose their transactions, never after
+    this.cachedPrunedBelow = to
+    try {
+      await this.root.transaction(() => {
+        const touched = new Set<string>()
+        for (const { key, value: tx } of this.txs.getRange({ start: [from, 0], end: [to, 0] })) {
+          this.txs.remove(key)
+          this.txIds.remove(tx.id)
+          if (tx.from !== '') touched.add(tx.from)
+          if (tx.to !== '') touched.add(tx.to)
         }
-      }
-      this.meta.put('pruned_below', to)
-    })
+        // an address's history is in commit order: its pruned entries are the oldest ones
+        for (const pubkey of touched) {
+          for (const { key, value: id } of this.addrIndex.getRange({ start: [pubkey, 0], end: [pubkey, Number.MAX_SAFE_INTEGER] })) {
+            if (this.txIds.get(id) !== undefined) break
+            this.addrIndex.remove(key)
+          }
+        }
+        this.meta.put('pruned_below', to)
+      })
+    } catch (err) {
+      this.cachedPrunedBelow = from
+      throw err
+    }
     return to
   }
 

@@ -66,3 +66,9 @@ test('empty blocks: off by default with a 30 s heartbeat; flags and config.json 
   assert.throws(() => resolveConfig({ empty_blocks: 'yes' }, {}), /empty_blocks/)
   assert.throws(() => resolveConfig({ empty_block_interval_ms: -1 }, {}), /empty_block_interval_ms/)
 })
+
+test('prune_keep_blocks: 0 (keep all) by default; a negative, fractional or non-number value is refused by name', () => {
+  assert.equal(resolveConfig({}, {}).prune_keep_blocks, 0)
+  assert.equal(resolveConfig({}, { prune_keep_blocks: 100_000 }).prune_keep_blocks, 100_000)
+  for (const bad of [-1, 2.5, 'all']) assert.throws(() => resolveConfig({ prune_keep_blocks: bad }, {}), /prune_keep_blocks/)
+})
