@@ -407,6 +407,51 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
     assert.deepEqual(refused, [])
   })
 
+  test('blocks missed while the live socket was down are read: the latest blocks never show a gap', async () => {
+    const context = await offlineContext(browser, refused, WIDTHS[1])
+    const page = await context.newPage()
+    // the link drop is played in the page: its sockets are closed, and new ones are refused
+    // (pointed at a path the node answers 404) until the link is back
+    await page.addInitScript(() => {
+      const drawn: string[] = []
+      const sockets: WebSocket[] = []
+      const link = { up: true }
+      const Real = window.WebSocket
+      window.WebSocket = class extends Real {
+        constructor (url: string | URL, protocols?: string | string[]) {
+          super(link.up ? url : String(url).replace('/api/ws', '/api/ws-link-down'), protocols)
+          sockets.push(this)
+        }
+      }
+      Object.assign(window, { blockListsDrawn: drawn, dropLink: () => { link.up = false; for (const ws of sockets) ws.close() }, restoreLink: () => { link.up = true } })
+      new MutationObserver(() => {
+        const rows = Array.from(document.querySelectorAll('#latest-blocks tbody tr')).map((row) => /#(\d+)/.exec((row as HTMLElement).innerText)?.[1] ?? '?').join(',')
+        if (drawn.at(-1) !== rows) drawn.push(rows)
+      }).observe(document, { childList: true, subtree: true, characterData: true })
+    })
+    await open(page, `${node.url}/`, '/', 'home')
+    await page.locator('#live.on').waitFor({ timeout: 10_000 })
+    const topHeight = async (): Promise<number> => Number((await page.locator('#latest-blocks tbody tr').first().innerText()).match(/#(\d+)/)?.[1])
+    const before = await topHeight()
+    // down for 3 s: the blocks committed meanwhile never come over the socket
+    await page.evaluate(() => { (window as unknown as { dropLink: () => void }).dropLink() })
+    await page.locator('#live.off').waitFor({ timeout: 10_000 })
+    await new Promise((resolve) => setTimeout(resolve, 3000))
+    const missed = (await node.client.netstats()).height
+    await page.evaluate(() => { (window as unknown as { restoreLink: () => void }).restoreLink() })
+    await page.locator('#live.on').waitFor({ timeout: 20_000 })
+    await waitFor(async () => (await topHeight()) > missed, 10_000, { message: 'a block after the outage on top' })
+    await waitFor(async () => (await page.locator('#latest-blocks tbody tr').count()) === 10, 10_000, { message: 'ten latest blocks' })
+    const drawn = await page.evaluate(() => (window as unknown as { blockListsDrawn: string[] }).blockListsDrawn)
+    assert.ok(missed - before >= 3, `blocks were committed while the link was down: ${before} → ${missed}`)
+    for (const list of drawn) {
+      const listed = list === '' ? [] : list.split(',').map(Number)
+      listed.forEach((h, i) => { if (i > 0) assert.equal(h, listed[i - 1] - 1, `no gap in any list drawn: ${list}`) })
+    }
+    await context.close()
+    assert.deepEqual(refused, [])
+  })
+
   test('on slow links (200 ms; 50 and 60 KB/s) the home page of a 1,000+ block chain lists the newest transactions first, the latest blocks without a gap, and never claims there are none', async () => {
     const { slow, old, recent, oldHeight } = await longChain
     const head = (await slow.client.netstats()).height
@@ -419,12 +464,16 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       await cdp.send('Network.enable')
       await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 200, downloadThroughput: bytesPerSecond, uploadThroughput: bytesPerSecond })
       // every text the transactions box ever shows is kept: "no transactions" must never be among them
+      // and every list of block heights drawn: none may skip a height
       await page.addInitScript(() => {
         const said: string[] = []
-        ;(window as unknown as { txBoxSaid: string[] }).txBoxSaid = said
+        const drawn: string[] = []
+        Object.assign(window, { txBoxSaid: said, blockListsDrawn: drawn })
         new MutationObserver(() => {
           const text = document.getElementById('latest-txs')?.innerText ?? ''
           if (said.at(-1) !== text) said.push(text)
+          const rows = Array.from(document.querySelectorAll('#latest-blocks tbody tr')).map((row) => /#(\d+)/.exec((row as HTMLElement).innerText)?.[1] ?? '?').join(',')
+          if (drawn.at(-1) !== rows) drawn.push(rows)
         }).observe(document, { childList: true, subtree: true, characterData: true })
       })
       const speed = `${bytesPerSecond / 1000} KB/s`
@@ -439,10 +488,15 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       assert.ok(!said.some((text) => /No transactions/i.test(text)), `${speed}: never "no transactions": ${said.join(' | ')}`)
       // read newest first: the first listing drawn holds a new transfer (0.003 T, 0.004 T), not only old ones
       assert.match(said.find((text) => /0\.00\d T/.test(text)) ?? '', /0\.00[34] T/, `${speed}: the newest transfers are drawn first`)
+      // a block the live socket brought before its neighbours were read waits for them: ten rows come once they are in
+      await waitFor(async () => (await page.locator('#latest-blocks tbody tr').count()) === 10, 20_000, { message: `${speed}: ten latest blocks` })
       const heights = (await page.locator('#latest-blocks tbody tr').allInnerTexts()).map((row) => Number(/#(\d+)/.exec(row)?.[1]))
-      assert.equal(heights.length, 10)
       assert.ok(heights[0] >= head, `${speed}: the head (${head}) on top: ${heights.join(', ')}`)
-      heights.forEach((h, i) => { if (i > 0) assert.equal(h, heights[i - 1] - 1, `${speed}: no gap: ${heights.join(', ')}`) })
+      const drawn = await page.evaluate(() => (window as unknown as { blockListsDrawn: string[] }).blockListsDrawn)
+      for (const list of [...drawn, heights.join(',')]) {
+        const listed = list === '' ? [] : list.split(',').map(Number)
+        listed.forEach((h, i) => { if (i > 0) assert.equal(h, listed[i - 1] - 1, `${speed}: no gap in any list drawn: ${list}`) })
+      }
       await shoot(page, `home-throttled-${bytesPerSecond / 1000}kBps`, 'phone')
       console.log(`throttled home at ${speed}: all four transfers after ${Date.now() - started} ms`)
       await context.close()

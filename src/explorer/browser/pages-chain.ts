@@ -10,6 +10,7 @@ import { accountLink, blockLink, contractLink, copyButton, postLink, txEnds, txL
 const LATEST = 10
 /** how far back the home page looks for recent transactions (the event stream replays at most 1,000 blocks) */
 const REPLAY_BLOCKS = 1000
+const GAP_RETRY_MS = 2000
 const REFRESH_MS = 1000
 
 // ---- home ----
@@ -96,10 +97,16 @@ export async function homePage (view: View): Promise<Cleanup> {
   // until the newest replay window is in, a live block's missing neighbours are on their way in it
   let blocksReady = false
 
+  /** The newest blocks down to the first missing height: a gap is never drawn, it is read and then shown. */
   const drawBlocks = (): void => {
     if (blocksBox === undefined || !view.current()) return
-    const blocks = [...latest.values()].sort((a, b) => b.height - a.height).slice(0, LATEST)
-    for (const height of [...latest.keys()]) if (height < (blocks.at(-1)?.height ?? 0)) latest.delete(height)
+    const blocks: BlockEvent[] = []
+    for (const block of [...latest.values()].sort((a, b) => b.height - a.height)) {
+      if (blocks.length === LATEST || (blocks.length > 0 && block.height !== blocks[blocks.length - 1].height - 1)) break
+      blocks.push(block)
+    }
+    const top = blocks[0]?.height ?? 0
+    for (const height of [...latest.keys()]) if (height <= top - LATEST) latest.delete(height)
     fill(blocksBox, table(blockCols, blocks, 'No blocks yet.'))
     const first = shownHeights.size === 0
     blocksBox.querySelectorAll('tbody tr').forEach((row, i) => { if (!first && !shownHeights.has(blocks[i].height)) row.classList.add('fresh') })
@@ -112,10 +119,13 @@ export async function homePage (view: View): Promise<Cleanup> {
     for (let height = top; height > Math.max(0, top - LATEST); height--) if (!latest.has(height) && !fetching.has(height)) missing.push(height)
     if (missing.length === 0) return
     for (const height of missing) fetching.add(height)
-    const found = await Promise.all(missing.map(async (height) => await find<Block>(`/api/blocks/${height}`).catch(() => undefined)))
+    let failed = false
+    const found = await Promise.all(missing.map(async (height) => await find<Block>(`/api/blocks/${height}`).catch(() => { failed = true; return undefined })))
     for (const height of missing) fetching.delete(height)
     for (const block of found) if (block !== undefined) latest.set(block.height, block)
     drawBlocks()
+    // a read that failed (the link dropped, the node was busy) is tried again: the next block may be a heartbeat away
+    if (failed && view.current()) setTimeout(() => { if (view.current()) void fillGaps() }, GAP_RETRY_MS)
   }
   const addBlocks = (blocks: readonly BlockEvent[]): void => {
     for (const block of blocks) latest.set(block.height, block)
