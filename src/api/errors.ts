@@ -71,8 +71,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   // the two below come from `kith update`, never from an HTTP route; mapped as the source's fault and a refusal
   UPDATE_CHECKSUM_MISMATCH: 502,
   UPDATE_MAJOR_REFUSED: 409,
-  // a block comes from a peer, a configuration from the operator: neither reaches a route, mapped for completeness
+  // a block or a snapshot comes from a peer or a file, a configuration from the operator: none reaches a route, mapped for completeness
   BLOCK_INVALID: 400,
+  SNAPSHOT_INVALID: 400,
   CONFIG_INVALID: 400,
   UNAVAILABLE: 503,
   INTERNAL: 500

@@ -143,7 +143,7 @@ export const BlockSummarySchema = z.object({
   time: z.string().meta({ description: 'ISO 8601 UTC' }),
   prev_hash: z.string(),
   state_root: z.string(),
-  state_hash: z.string().optional().meta({ description: 'hash of the whole state after this block (docs/protocol.md § 5.4), as this node computed it; absent for blocks it stored before it kept one' }),
+  state_hash: z.string().optional().meta({ description: 'hash of the whole state after this block (docs/protocol.md § 5.4); in the block header, so signed by its commit certificate, from the genesis\' state_hash_height on; absent for blocks a node stored before it kept one' }),
   tx_root: z.string(),
   proposer: z.string(),
   tx_count: z.number().int(),

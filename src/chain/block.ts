@@ -1,4 +1,5 @@
 /** Blocks: header, hash, transaction root, and the commit certificate of the previous block. */
+import { z } from 'zod'
 import { sha256, sha256Hex } from '../crypto/index.js'
 import { txHash, wholeTx, type Transaction } from './tx.js'
 
@@ -16,6 +17,8 @@ export interface BlockHeader {
   proposer: string
   /** hash of last_commit (empty string at height 1) */
   last_commit_hash: string
+  /** the state hash after this block (StateHash.digest), from the genesis' state_hash_height on */
+  state_hash?: string
 }
 
 export interface CommitSignature {
@@ -32,6 +35,30 @@ export interface Commit {
   signatures: CommitSignature[]
 }
 
+const Hash = z.string().regex(/^[0-9a-f]{64}$/)
+const Pubkey = z.string().regex(/^[0-9a-f]{64}$/)
+const Height = z.number().int().min(0)
+
+/** A header as it comes from a peer or a snapshot file, before anything checks what it says. */
+export const BlockHeaderSchema = z.object({
+  chain_id: z.string(),
+  height: Height,
+  time: z.number().int().min(0),
+  prev_hash: Hash,
+  tx_root: Hash,
+  state_root: Hash,
+  proposer: Pubkey,
+  last_commit_hash: z.string(),
+  state_hash: Hash.optional()
+})
+
+export const CommitSchema = z.object({
+  height: Height,
+  round: z.number().int().min(0).max(1_000_000),
+  block_hash: Hash,
+  signatures: z.array(z.object({ validator: Pubkey, signature: z.string().min(1).max(200) })).max(10_000)
+})
+
 export interface Block {
   header: BlockHeader
   txs: Transaction[]
@@ -40,10 +67,18 @@ export interface Block {
 }
 
 export function blockHash (header: BlockHeader): string {
-  return sha256Hex(Buffer.from(JSON.stringify([
+  const fields: Array<string | number> = [
     header.chain_id, header.height, header.time, header.prev_hash, header.tx_root,
     header.state_root, header.proposer, header.last_commit_hash
-  ]), 'utf8'))
+  ]
+  // a ninth element, so a header with it never hashes like one without
+  if (header.state_hash !== undefined) fields.push(header.state_hash)
+  return sha256Hex(Buffer.from(JSON.stringify(fields), 'utf8'))
+}
+
+/** Whether blocks at `height` carry the state hash in their header (the genesis' state_hash_height). */
+export function headerCarriesStateHash (params: { state_hash_height?: number }, height: number): boolean {
+  return params.state_hash_height !== undefined && height >= params.state_hash_height
 }
 
 export function txRoot (txs: readonly Transaction[]): string {

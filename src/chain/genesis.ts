@@ -15,9 +15,17 @@ export const ChainParamsSchema = z.object({
   /** most transactions one block may carry */
   max_block_txs: z.number().int().min(1).default(20_000),
   /** the gas price the chain starts with, µT per 1,000 gas (docs/contracts.md) */
-  gas_price: z.number().int().min(0).default(DEFAULT_GAS_PRICE)
+  gas_price: z.number().int().min(0).default(DEFAULT_GAS_PRICE),
+  /**
+   * the first height whose header carries `state_hash` (docs/protocol.md § 5.4). New chains set 1;
+   * no default, so a genesis written before the field keeps its hash and its headers.
+   */
+  state_hash_height: z.number().int().min(1).optional()
 })
 export type ChainParams = z.output<typeof ChainParamsSchema>
+
+/** What `kith init` and `kith testnet` write into a new genesis: its headers carry the state hash from block 1. */
+export const NEW_CHAIN_PARAMS = { state_hash_height: 1 } as const
 
 export const GenesisSchema = z.object({
   chain_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/, 'may contain only letters, digits and . _ -'),

@@ -5,10 +5,10 @@
  */
 export { ADDRESS_PREFIX, addressOf, isPubkeyHex, pubkeyOfAddress, resolveAccount } from './address.js'
 export { MICRO_PER_TOKEN, formatAmount } from './amount.js'
-export { blockHash, commitHash, txRoot, txRootAndBytes } from './block.js'
+export { BlockHeaderSchema, CommitSchema, blockHash, commitHash, headerCarriesStateHash, txRoot, txRootAndBytes } from './block.js'
 export type { Block, BlockHeader, Commit, CommitSignature } from './block.js'
 export { canonicalJson } from './canonical-json.js'
-export { ChainParamsSchema, GenesisSchema, genesisHash, genesisState } from './genesis.js'
+export { ChainParamsSchema, GenesisSchema, genesisHash, genesisState, NEW_CHAIN_PARAMS } from './genesis.js'
 export type { ChainParams, Genesis, GenesisContract, GenesisState } from './genesis.js'
 export { balanceOf, credit, debit, mint } from './ledger.js'
 export {

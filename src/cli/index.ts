@@ -1,4 +1,4 @@
-/** The `kith` command line: init, start (and start --dev), testnet, sidecar, update, and the wallet (wallet/). See docs and decisions.md. */
+/** The `kith` command line: init, start (and start --dev), testnet, sidecar, update, snapshot, and the wallet (wallet/). See docs and decisions.md. */
 import { readFile, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { Command, Option } from 'commander'
@@ -9,6 +9,7 @@ import type { NodeApp } from '../app/index.js'
 import { stopOnSignals } from './shutdown.js'
 import { createTestnet } from './testnet.js'
 import { registerSidecarCommand } from './sidecar.js'
+import { registerSnapshotCommands } from './snapshot.js'
 import { registerUpdateCommand } from './update.js'
 import { registerWalletCommands } from './wallet/index.js'
 import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
@@ -209,6 +210,7 @@ export function buildProgram (): Command {
     })
   registerConfigCommand(program, startCmd)
   registerSidecarCommand(program)
+  registerSnapshotCommands(program)
   registerUpdateCommand(program)
   registerWalletCommands(program)
   return program

@@ -7,7 +7,7 @@
  * (HTTP :8080, libp2p 4001) and name their peers /dns4/node<j>/tcp/4001.
  */
 import { join, resolve } from 'node:path'
-import { GenesisSchema, formatTimestamp } from '../chain/index.js'
+import { GenesisSchema, formatTimestamp, NEW_CHAIN_PARAMS } from '../chain/index.js'
 import { generateKeyPair, seedOf, toHex } from '../crypto/index.js'
 import { genesisRelayOf, initHome } from '../node/index.js'
 import { parseOrThrow } from '../validation/index.js'
@@ -60,6 +60,7 @@ export async function createTestnet (opts: TestnetOptions): Promise<TestnetNode[
   const genesis = parseOrThrow(GenesisSchema, {
     chain_id: opts.chainId,
     genesis_time: formatTimestamp(Date.now()),
+    params: NEW_CHAIN_PARAMS,
     validators: members.map((m) => ({ pub_key: toHex(m.validatorKey.publicKey), power: 1, name: `node${m.i}` })),
     alloc: opts.alloc,
     relays: members.map((m) => genesisRelayOf(m.nodeKey, m.validatorKey))

@@ -28,6 +28,26 @@ export function verifyCommit (chainId: string, commit: Commit, validators: reado
   return power * 3 > totalPower(validators) * 2
 }
 
+/**
+ * The power of `validators` that validly signed `commit`; signatures by others are ignored. A
+ * snapshot's header is trusted when more than a third of a set the node already trusts (the
+ * genesis validators) signed it, as a light client trusts a header across validator changes.
+ */
+export function signedPower (chainId: string, commit: Commit, validators: readonly Validator[]): number {
+  const byKey = new Map(validators.map((v) => [v.pub_key, v.power]))
+  const bytes = voteSignBytes(chainId, { type: 'precommit', height: commit.height, round: commit.round, block_hash: commit.block_hash })
+  const counted = new Set<string>()
+  let power = 0
+  for (const { validator, signature } of commit.signatures) {
+    const weight = byKey.get(validator)
+    const sig = fromBase64(signature)
+    if (weight === undefined || counted.has(validator) || sig === undefined || !verify(bytes, sig, Buffer.from(validator, 'hex'))) continue
+    counted.add(validator)
+    power += weight
+  }
+  return power
+}
+
 /** Bytes a proposer signs: chain id, height, round, proof-of-lock round, block hash. */
 export function proposalSignBytes (chainId: string, p: Pick<Proposal, 'height' | 'round' | 'pol_round' | 'block_hash'>): Buffer {
   return Buffer.from(JSON.stringify([chainId, 'proposal', p.height, p.round, p.pol_round, p.block_hash]), 'utf8')

@@ -75,6 +75,8 @@ export type ErrorCode =
   | 'UPDATE_MAJOR_REFUSED'
   // a block that breaks the chain's rules (from a peer: never an HTTP answer)
   | 'BLOCK_INVALID'
+  // a state snapshot that does not verify (docs/operating.md "Snapshots")
+  | 'SNAPSHOT_INVALID'
   // the node's configuration (home, genesis, config.json, SVC_* environment, flags)
   | 'CONFIG_INVALID'
   // node faults

@@ -8,7 +8,8 @@
 import type { Logger } from 'pino'
 import {
   blockHash as hashBlock, checkStateless, commitHash, encodePayload, executeBlock, formatTimestamp, maxBlockTxs, rewardTxId, selectBlockTxs, signTx,
-  signingBytes, txRoot, verifyTxSignature, MAX_BLOCK_TXS, type Block, type BlockContext, type CheckedTx, type Genesis, type StateReader, type Transaction, type WriteSet
+  headerCarriesStateHash, signingBytes, txRoot, verifyTxSignature, MAX_BLOCK_TXS, type Block, type BlockContext, type CheckedTx, type Genesis, type StateHash, type StateReader,
+  type Transaction, type WriteSet
 } from '../chain/index.js'
 import type { Validator } from '../consensus/index.js'
 import type { ContractEngine } from '../contracts/index.js'
@@ -24,12 +25,14 @@ import { warmDeploys } from './submission.js'
 export interface ExecutedBlock {
   writes: WriteSet
   stateRoot: string
+  /** the state hash after the writes: in the header from the genesis' state_hash_height on, kept by every block */
+  stateHash: StateHash
   /** mempool ids the block settles: included or found invalid */
   settled: string[]
 }
 
 export interface BlocksDeps {
-  store: Pick<ChainStore, 'head' | 'getCommit'> & StateReader
+  store: Pick<ChainStore, 'head' | 'getCommit' | 'stateHashAfter'> & StateReader
   mempool: Pick<Mempool, 'get' | 'take'>
   contracts: ContractEngine
   genesis: Genesis
@@ -76,6 +79,7 @@ export class Blocks {
     if (withReward && selection.included.length === 1) selection = selectBlockTxs(store, candidates, ctx, head.state_root, full)
     for (const { tx, error } of selection.rejected) this.deps.log.warn({ txId: tx.id, code: error.code, reason: error.message }, 'dropping transaction that no longer applies')
     const lastCommit = head.height === 0 ? null : (store.getCommit(head.height) ?? null)
+    const stateHash = store.stateHashAfter(selection.writes)
     const block: Block = {
       header: {
         chain_id: genesis.chain_id,
@@ -85,7 +89,8 @@ export class Blocks {
         tx_root: txRoot(selection.included),
         state_root: selection.stateRoot,
         proposer: validatorPub,
-        last_commit_hash: commitHash(lastCommit)
+        last_commit_hash: commitHash(lastCommit),
+        ...(headerCarriesStateHash(genesis.params, height) ? { state_hash: stateHash.digest() } : {})
       },
       txs: selection.included,
       last_commit: lastCommit
@@ -94,6 +99,7 @@ export class Blocks {
     this.executed.set(blockHash, {
       writes: selection.writes,
       stateRoot: selection.stateRoot,
+      stateHash,
       settled: [...selection.included.map((tx) => tx.id), ...selection.rejected.map(({ tx }) => tx.id)]
     })
     this.deps.log.debug({ height, round, txs: block.txs.length }, 'built block')
@@ -144,7 +150,13 @@ export class Blocks {
       contracts: this.deps.contracts,
       checkSignature: (tx) => mempool.get(tx.id)?.signature === tx.signature || this.preverified.has(`${tx.id}|${tx.signature}`) || verifyTxSignature(tx)
     })
-    const executed = { writes: execution.writes, stateRoot: execution.stateRoot, settled: block.txs.map((tx) => tx.id) }
+    const stateHash = store.stateHashAfter(execution.writes)
+    if (headerCarriesStateHash(genesis.params, header.height)) {
+      if (header.state_hash !== stateHash.digest()) throw new KithError('BLOCK_INVALID', `block ${header.height} state_hash does not match its execution`)
+    } else if (header.state_hash !== undefined) {
+      throw new KithError('BLOCK_INVALID', `block ${header.height} carries a state_hash before the chain's state_hash_height`)
+    }
+    const executed = { writes: execution.writes, stateRoot: execution.stateRoot, stateHash, settled: block.txs.map((tx) => tx.id) }
     this.executed.set(hash, executed)
     return executed
   }

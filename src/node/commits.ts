@@ -66,7 +66,7 @@ export class Commits {
       }
       const executed = blocks.check(block, hash)
       await store.commitBlock({
-        block, hash, commit, writes: executed.writes, stateRoot: executed.stateRoot, removePending: executed.settled.filter((id) => !mempool.isVolatile(id))
+        block, hash, commit, writes: executed.writes, stateRoot: executed.stateRoot, stateHash: executed.stateHash, removePending: executed.settled.filter((id) => !mempool.isVolatile(id))
       })
       blocks.clear()
       committed = true

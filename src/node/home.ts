@@ -6,7 +6,7 @@ import { mkdir, readFile, writeFile, access } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { generateKeyPair, keyPairFromSeed, seedOf, toHex, type KeyPair } from '../crypto/index.js'
-import { GenesisSchema, formatTimestamp, type Genesis } from '../chain/index.js'
+import { GenesisSchema, formatTimestamp, NEW_CHAIN_PARAMS, type Genesis } from '../chain/index.js'
 import { sealKeyFromEd25519 } from '../relay/index.js'
 import { parseOrThrow } from '../validation/index.js'
 import type { NodeConfig } from './config.js'
@@ -76,6 +76,7 @@ export async function initHome (dir: string, opts: InitOptions = {}): Promise<Ho
   const genesis = opts.genesis ?? parseOrThrow(GenesisSchema, {
     chain_id: opts.chainId ?? 'kith-dev',
     genesis_time: formatTimestamp(opts.now ?? Date.now()),
+    params: NEW_CHAIN_PARAMS,
     validators: [{ pub_key: toHex(validatorKey.publicKey), power: 1, name: 'node0' }],
     alloc: opts.alloc ?? [],
     relays: [genesisRelayOf(nodeKey, validatorKey)]

@@ -3,7 +3,7 @@
  * message from the network before anything acts on it. JSON on the wire.
  */
 import { z } from 'zod'
-import { TransactionSchema, sameTx, type Block, type Commit, type Transaction } from '../chain/index.js'
+import { BlockHeaderSchema, CommitSchema, TransactionSchema, sameTx, type Block, type Commit, type Transaction } from '../chain/index.js'
 import type { Proposal, Vote } from '../consensus/index.js'
 import { decodeJson as decode, safeParse } from '../validation/index.js'
 
@@ -28,24 +28,10 @@ export const VoteSchema = z.object({
   signature: Sig
 })
 
-export const CommitSchema = z.object({
-  height: Height,
-  round: Round,
-  block_hash: Hash,
-  signatures: z.array(z.object({ validator: Pubkey, signature: Sig })).max(10_000)
-})
+export { CommitSchema }
 
 export const BlockSchema = z.object({
-  header: z.object({
-    chain_id: z.string(),
-    height: Height,
-    time: z.number().int().min(0),
-    prev_hash: Hash,
-    tx_root: Hash,
-    state_root: Hash,
-    proposer: Pubkey,
-    last_commit_hash: z.string()
-  }),
+  header: BlockHeaderSchema,
   txs: z.array(TransactionSchema).max(100_000),
   last_commit: CommitSchema.nullable()
 })

@@ -7,23 +7,15 @@
  */
 import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
-import { StateHash, stateLanesCache, type Block, type Commit, type StateReader, type StateValue, type Transaction, type WriteSet } from '../chain/index.js'
+import { StateHash, stateLanesCache, type Block, type BlockHeader, type Commit, type StateReader, type StateValue, type Transaction, type WriteSet } from '../chain/index.js'
 import type { ConsensusRecord, Proposal } from '../consensus/index.js'
+import { CHAIN_DBS } from './names.js'
+import type { ChainHead, StoredBlock } from './types.js'
 
-export interface ChainHead {
-  height: number
-  hash: string
-  state_root: string
-  /** block time, unix ms; genesis time at height 0 */
-  time: number
-}
+export type { ChainHead, StoredBlock } from './types.js'
 
-export interface StoredBlock {
-  block: Block
-  hash: string
-  /** the certificate that committed this block (the next block carries it as last_commit) */
-  commit: Commit | null
-}
+export { StoreSnapshotReader } from './snapshot-reader.js'
+
 
 export interface BlockSummary {
   height: number
@@ -46,12 +38,24 @@ export interface PendingRecord {
   tx: Transaction
 }
 
+/** Where a restored store starts: the snapshot's block, its certificate and the state hash its entries add up to. */
+export interface SnapshotPoint {
+  chainId: string
+  genesisHash: string
+  header: BlockHeader
+  hash: string
+  commit: Commit
+  stateHash: StateHash
+}
+
 export interface BlockCommitInput {
   block: Block
   hash: string
   commit: Commit | null
   writes: WriteSet
   stateRoot: string
+  /** the state hash after `writes` (stateHashAfter), when the caller already has it */
+  stateHash?: StateHash
   /** ids to remove from the persisted mempool (included or dropped) */
   removePending: string[]
 }
@@ -108,15 +112,15 @@ export class ChainStore implements StateReader {
 
   private constructor (path: string, opts: StoreOptions) {
     this.root = open({ path, compression: false, noSync: opts.sync === false, mapSize: 2 ** 34 })
-    this.meta = this.root.openDB({ name: 'meta' })
-    this.stateDb = this.root.openDB({ name: 'state' })
-    this.blocks = this.root.openDB({ name: 'blocks' })
-    this.summaries = this.root.openDB({ name: 'block_summaries' })
-    this.txs = this.root.openDB({ name: 'txs' })
-    this.txIds = this.root.openDB({ name: 'tx_ids' })
-    this.addrIndex = this.root.openDB({ name: 'addr' })
-    this.addrCount = this.root.openDB({ name: 'addr_count' })
-    this.mempool = this.root.openDB({ name: 'mempool' })
+    this.meta = this.root.openDB({ name: CHAIN_DBS.meta })
+    this.stateDb = this.root.openDB({ name: CHAIN_DBS.state })
+    this.blocks = this.root.openDB({ name: CHAIN_DBS.blocks })
+    this.summaries = this.root.openDB({ name: CHAIN_DBS.summaries })
+    this.txs = this.root.openDB({ name: CHAIN_DBS.txs })
+    this.txIds = this.root.openDB({ name: CHAIN_DBS.txIds })
+    this.addrIndex = this.root.openDB({ name: CHAIN_DBS.addr })
+    this.addrCount = this.root.openDB({ name: CHAIN_DBS.addrCount })
+    this.mempool = this.root.openDB({ name: CHAIN_DBS.mempool })
     this.consensusRoot = open({ path: join(path, 'consensus'), compression: false, noSync: opts.sync === false, overlappingSync: false, mapSize: 2 ** 32 })
     this.consensus = this.consensusRoot.openDB({ name: 'consensus' })
     this.proposals = this.consensusRoot.openDB({ name: 'proposals' })
@@ -182,6 +186,11 @@ export class ChainStore implements StateReader {
   * scanState (prefix: string): Generator<[string, StateValue]> {
     // keys are strings of ASCII: every key with the prefix sorts below prefix + '\xff'
     for (const { key, value } of this.stateDb.getRange({ start: prefix, end: `${prefix}\xff` })) yield [key, value]
+  }
+
+  /** The state hash once `writes` are applied to the committed state (a block being built or checked). */
+  stateHashAfter (writes: WriteSet): StateHash {
+    return this.stateHash().afterWrites(this, writes, this.lanesCache)
   }
 
   /**
@@ -303,7 +312,7 @@ export class ChainStore implements StateReader {
   async commitBlock (input: BlockCommitInput): Promise<void> {
     const { block, hash, commit, writes, stateRoot, removePending } = input
     // the old values are read before the block's writes land: commits are one at a time
-    const stateHash = this.stateHash().afterWrites(this, writes, this.lanesCache)
+    const stateHash = input.stateHash ?? this.stateHashAfter(writes)
     this.root.transactionSync(() => {
       for (const [key, value] of writes) {
         if (value === null) this.stateDb.remove(key)
@@ -400,6 +409,32 @@ export class ChainStore implements StateReader {
     const records: PendingRecord[] = []
     for (const { value } of this.mempool.getRange()) records.push(value)
     return records.sort((a, b) => a.seq - b.seq)
+  }
+
+  /**
+   * Fills this new store from a verified snapshot: its state entries (a store transaction per
+   * batch), then, in one last transaction, the head at the snapshot's block with the block's
+   * header and certificate. The block's transactions and every earlier height are not held
+   * (earliestBody is the height after it). The caller builds the store aside and moves it into
+   * place once this resolves, so a crash never leaves a node on half a snapshot.
+   */
+  async restoreSnapshot (batches: AsyncIterable<Array<[string, StateValue]>>, at: SnapshotPoint): Promise<void> {
+    if (this.meta.get('head') !== undefined) throw new Error('a snapshot is restored into a new store only')
+    for await (const batch of batches) {
+      await this.root.transaction(() => { for (const [key, value] of batch) this.stateDb.put(key, value) })
+    }
+    const { header } = at
+    await this.root.transaction(() => {
+      this.blocks.put(header.height, { block: { header, last_commit: null }, hash: at.hash, commit: at.commit })
+      this.meta.put('state_hash', Buffer.from(at.stateHash.bytes()))
+      this.meta.put('pruned_below', header.height + 1)
+      this.meta.put('restored_from', header.height)
+      const head: ChainHead = { height: header.height, hash: at.hash, state_root: header.state_root, time: header.time }
+      this.meta.put('head', head)
+      this.meta.put('chain_id', at.chainId)
+      this.meta.put('genesis_hash', at.genesisHash)
+    })
+    await this.root.flushed
   }
 
   async close (): Promise<void> {

@@ -9,7 +9,7 @@
  * even when a test fails half-way.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -114,6 +114,16 @@ export async function kithInit (home: string, opts: { chainId?: string, alloc?: 
   return JSON.parse(stdout) as InitInfo
 }
 
+/** Whether the home's config.json leaves p2p_listen at the default (config/default.json: 0.0.0.0:4001). */
+function listensOnDefaultPort (home: string): boolean {
+  try {
+    const config = JSON.parse(readFileSync(join(home, 'config.json'), 'utf8')) as { p2p_listen?: string[] }
+    return config.p2p_listen === undefined || config.p2p_listen.some((addr) => addr.endsWith('/tcp/4001'))
+  } catch {
+    return true
+  }
+}
+
 export class NodeProcess {
   url = ''
   port = 0
@@ -150,7 +160,9 @@ export class NodeProcess {
     // any free port for HTTP, unless the caller names the listener (by either of its names)
     if (!(this.opts.args ?? []).some((arg) => arg === '--http-addr' || arg === '--stats-addr')) args.push('--http-addr', '127.0.0.1:0')
     // A home made here is a lone node: any free port for libp2p (testnet homes keep their own).
-    if (this.tempDir !== undefined) args.push('--p2p-listen', '/ip4/127.0.0.1/tcp/0')
+    // So is a given home whose config leaves the default listener: two tests must never both
+    // bind 0.0.0.0:4001, where the second node would fail to start or a stranger could dial it.
+    if (this.tempDir !== undefined || listensOnDefaultPort(this.home)) args.push('--p2p-listen', '/ip4/127.0.0.1/tcp/0')
     args.push(...this.opts.args ?? [])
     const [cmd, ...argv] = [...this.opts.netns?.prefix ?? [], KITH_BIN, ...args]
     const child = spawn(cmd, argv, { env: childEnv(this.opts.env ?? {}), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })

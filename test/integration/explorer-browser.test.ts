@@ -468,7 +468,30 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       await page.addInitScript(() => {
         const said: string[] = []
         const drawn: string[] = []
-        Object.assign(window, { txBoxSaid: said, blockListsDrawn: drawn })
+        // diagnosis: the heights the live socket and the block reads brought
+        const heard: string[] = []
+        const RealSocket = window.WebSocket
+        window.WebSocket = class extends RealSocket {
+          constructor (url: string | URL, protocols?: string | string[]) {
+            super(url, protocols)
+            heard.push(`open ${String(url)}`)
+            this.addEventListener('message', (m) => { const d = JSON.parse(String(m.data)) as { event?: string, height?: number }; if (d.event === 'block') heard.push(`ws ${String(d.height)}`) })
+            this.addEventListener('close', (e) => { heard.push(`close ${e.code}`) })
+          }
+        }
+        const realFetch = window.fetch.bind(window)
+        window.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+          const url = String(input instanceof Request ? input.url : input)
+          try {
+            const res = await realFetch(input, init)
+            if (url.includes('/api/blocks/')) heard.push(`get ${url.split('/api/blocks/')[1]} ${res.status}`)
+            return res
+          } catch (err) {
+            heard.push(`get ${url} failed ${String(err)}`)
+            throw err
+          }
+        }
+        Object.assign(window, { txBoxSaid: said, blockListsDrawn: drawn, heard })
         new MutationObserver(() => {
           const text = document.getElementById('latest-txs')?.innerText ?? ''
           if (said.at(-1) !== text) said.push(text)
@@ -493,9 +516,10 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       const heights = (await page.locator('#latest-blocks tbody tr').allInnerTexts()).map((row) => Number(/#(\d+)/.exec(row)?.[1]))
       assert.ok(heights[0] >= head, `${speed}: the head (${head}) on top: ${heights.join(', ')}`)
       const drawn = await page.evaluate(() => (window as unknown as { blockListsDrawn: string[] }).blockListsDrawn)
+      const heard = await page.evaluate(() => (window as unknown as { heard: string[] }).heard)
       for (const list of [...drawn, heights.join(',')]) {
         const listed = list === '' ? [] : list.split(',').map(Number)
-        listed.forEach((h, i) => { if (i > 0) assert.equal(h, listed[i - 1] - 1, `${speed}: no gap in any list drawn: ${list}`) })
+        listed.forEach((h, i) => { if (i > 0) assert.equal(h, listed[i - 1] - 1, `${speed}: no gap in any list drawn: ${list}; lists drawn: ${drawn.join(' | ')}; heard: ${heard.slice(-80).join(', ')}`) })
       }
       await shoot(page, `home-throttled-${bytesPerSecond / 1000}kBps`, 'phone')
       console.log(`throttled home at ${speed}: all four transfers after ${Date.now() - started} ms`)

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import {
   ContractKeys, GenesisSchema, MemoryState, StateKeys, StateOverlay, applyTx, blockHash, canonicalJson, checkStateless, commitHash,
-  MAX_BLOCK_BYTES, MAX_BLOCK_TXS, encodePayload, executeBlock, formatTimestamp, genesisHash, genesisState, nextStateRoot, selectBlockTxs, signTx, tryApplyTx, txSize,
+  MAX_BLOCK_BYTES, MAX_BLOCK_TXS, StateHash, encodePayload, executeBlock, formatTimestamp, genesisHash, genesisState, nextStateRoot, selectBlockTxs, signTx, tryApplyTx, txSize,
   txRoot, type Block, type BlockContext, type ChainParams, type CheckedTx, type Commit, type Genesis, type StateReader,
   type Transaction, type WriteSet
 } from '../../../src/chain/index.js'
@@ -653,6 +653,8 @@ describe('fixed chain vector (docs/protocol.md)', () => {
   const TX_ROOT = '1dcba947296dfde2d82c3f4aa8ae0dd10bf3f87f4a63f06beeb9116fa0c1fbf5'
   const STATE_ROOT_1 = '423e7c23f342fac6d4d61a9b467ea104fa4fb1887eaa6769dcb61df15caaafc1'
   const BLOCK_HASH_1 = '5f2c7c5a6c5a7c111e377fdb262e00ac688dd8f3b1a002a5c47d480c1df871b6'
+  const STATE_HASH_1 = 'ee775d1e47d72d7d3bef667d44d9c20de0722386de6e6eafa23b1796318601f9'
+  const BLOCK_HASH_1_WITH_STATE_HASH = '15a7bd43eb29721c7f5b3ff15e0136abfd3a077b81428459c446d6e69ed10e1a'
   const PRECOMMIT_1 = 'rDoATvtqa3gauPwu5hqmiwuHk6OnHQm1zznYUheyzDLoq6jT7GxwgPG8zCOBQTPy3DpdjZlTfvNK7erqZNvtDQ=='
   const COMMIT_HASH_1 = '5f573c742b8315fb13439257d4bc5db06acad212816cc4898ea8ebfabbd87f4c'
   const tx = signTx({
@@ -696,6 +698,15 @@ describe('fixed chain vector (docs/protocol.md)', () => {
     assert.equal(createHash('sha256').update(hashInput, 'utf8').digest('hex'), BLOCK_HASH_1)
     const executed = executeBlock(state, { header, txs: [tx], last_commit: null }, { params: genesis.params, chainId: 'kith-dev', prevHash: GENESIS_HASH, prevStateRoot: stateRoot })
     assert.equal(executed.stateRoot, STATE_ROOT_1)
+    // from a chain's state_hash_height on, the header also carries the state hash: a ninth element
+    const stateHash = StateHash.ofEntries(state.data.entries()).afterWrites(state, executed.writes)
+    const after = new Map(state.data)
+    for (const [key, value] of executed.writes) { if (value === null) after.delete(key); else after.set(key, value) }
+    assert.equal(stateHash.digest(), StateHash.ofEntries(after.entries()).digest())
+    assert.equal(stateHash.digest(), STATE_HASH_1)
+    assert.equal(blockHash({ ...header, state_hash: STATE_HASH_1 }), BLOCK_HASH_1_WITH_STATE_HASH)
+    const withStateHash = `["kith-dev",1,1767323046000,"${GENESIS_HASH}","${TX_ROOT}","${STATE_ROOT_1}","${VALIDATOR}","","${STATE_HASH_1}"]`
+    assert.equal(createHash('sha256').update(withStateHash, 'utf8').digest('hex'), BLOCK_HASH_1_WITH_STATE_HASH)
 
     const voteBytes = voteSignBytes('kith-dev', { type: 'precommit', height: 1, round: 0, block_hash: BLOCK_HASH_1 })
     assert.equal(voteBytes.toString('utf8'), `["kith-dev","precommit",1,0,"${BLOCK_HASH_1}"]`)

@@ -1,0 +1,17 @@
+/** Records of the chain store that its readers share (the store and the snapshot reader). */
+import type { Block, Commit } from '../chain/index.js'
+
+export interface ChainHead {
+  height: number
+  hash: string
+  state_root: string
+  /** block time, unix ms; genesis time at height 0 */
+  time: number
+}
+
+export interface StoredBlock {
+  block: Block
+  hash: string
+  /** the certificate that committed this block (the next block carries it as last_commit) */
+  commit: Commit | null
+}
