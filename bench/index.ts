@@ -35,6 +35,9 @@
  *
  * Then the state hash benchmark (bench/state-hash.ts: µs per committed transaction to keep the
  * LtHash of the state, beside the chained state root) unless --no-state-hash.
+ *
+ * Then the snapshot benchmark (bench/snapshot.ts: import, export and start of a node on a
+ * snapshot of 100,000 and 1,000,000 accounts) unless --no-snapshot; --quick runs 100,000.
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -51,6 +54,7 @@ import { formatThroughput, runThroughputBench, type ThroughputConfig } from './t
 import { formatContractsBench, runContractsBench, type ContractsBenchResult } from './contracts-vm.js'
 import { QUICK_PRUNING_CONFIG, formatPruningBench, runPruningBench, type PruningBenchResult } from './pruning.js'
 import { formatStateHashBench, runStateHashBench, type StateHashBenchResult } from './state-hash.js'
+import { QUICK_REPLAY_BLOCKS, QUICK_SNAPSHOT_ACCOUNTS, formatSnapshotBench, runSnapshotBench, type SnapshotBenchResult } from './snapshot.js'
 import { DEFAULT_REGISTRY_CONFIG, QUICK_REGISTRY_CONFIG, formatRegistryBench, runRegistryBench, type RateResult } from './contracts.js'
 import { QUICK_WAN_CONFIG, formatWanBench, runWanBench, type WanBenchResult } from './wan.js'
 
@@ -198,6 +202,12 @@ async function main (): Promise<void> {
     out.push('## State hash', '', formatStateHashBench(stateHash), '')
   }
 
+  let snapshot: SnapshotBenchResult | undefined
+  if (!process.argv.includes('--no-snapshot')) {
+    snapshot = quick ? await runSnapshotBench(QUICK_SNAPSHOT_ACCOUNTS, QUICK_REPLAY_BLOCKS, log) : await runSnapshotBench(undefined, undefined, log)
+    out.push('## Snapshots', '', formatSnapshotBench(snapshot), '')
+  }
+
   let storage: unknown
   const storageJs = path.join(path.dirname(fileURLToPath(import.meta.url)), 'storage.js')
   if (!quick && !process.argv.includes('--no-storage') && existsSync(storageJs)) {
@@ -215,7 +225,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, media, feed, realtime, contracts, registry, pruning, stateHash, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, media, feed, realtime, contracts, registry, pruning, stateHash, snapshot, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

@@ -101,6 +101,8 @@ export async function startKith (opts: {
   env?: Record<string, string>
   nodeArgs?: string[]
   logLevel?: string
+  /** libp2p's listener; any free loopback port when absent */
+  p2pListen?: string
   timeoutMs?: number
   onOutput?: (text: string) => void
   log?: (line: string) => void
@@ -111,7 +113,7 @@ export async function startKith (opts: {
   let stopping = false
   const t0 = performance.now()
   const child = spawn(nodeBinary(), [...(opts.nodeArgs ?? []), path.join(REPO_ROOT, 'bin', 'kith'), 'start', '--home', opts.home,
-    '--http-addr', `127.0.0.1:${port}`, '--p2p-listen', '/ip4/127.0.0.1/tcp/0', '--log-level', opts.logLevel ?? 'warn', ...(opts.args ?? [])], {
+    '--http-addr', `127.0.0.1:${port}`, '--p2p-listen', opts.p2pListen ?? '/ip4/127.0.0.1/tcp/0', '--log-level', opts.logLevel ?? 'warn', ...(opts.args ?? [])], {
     env: kithEnv(opts.env),
     stdio: ['ignore', 'pipe', 'pipe']
   })

@@ -164,12 +164,15 @@ export function verifyChunk (manifest: SnapshotManifest, index: number, bytes: B
   let last = after
   for (const line of lines) {
     let parsed: unknown
+    let canonical: string
     try {
       parsed = JSON.parse(line)
+      // a value nested deeper than the stack is a RangeError here, not a crash
+      canonical = canonicalJson(parsed)
     } catch {
-      throw invalid(`chunk ${index} holds a line that is not JSON`)
+      throw invalid(`chunk ${index} holds a line that is not JSON (or nests too deep)`)
     }
-    if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== 'string' || canonicalJson(parsed) !== line) {
+    if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== 'string' || canonical !== line) {
       throw invalid(`chunk ${index} holds a line that is not a canonical [key, value] entry`)
     }
     const [key, value] = parsed as [string, StateValue]

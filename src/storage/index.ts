@@ -16,7 +16,6 @@ export type { ChainHead, StoredBlock } from './types.js'
 
 export { StoreSnapshotReader } from './snapshot-reader.js'
 
-
 export interface BlockSummary {
   height: number
   hash: string
@@ -428,7 +427,6 @@ export class ChainStore implements StateReader {
       this.blocks.put(header.height, { block: { header, last_commit: null }, hash: at.hash, commit: at.commit })
       this.meta.put('state_hash', Buffer.from(at.stateHash.bytes()))
       this.meta.put('pruned_below', header.height + 1)
-      this.meta.put('restored_from', header.height)
       const head: ChainHead = { height: header.height, hash: at.hash, state_root: header.state_root, time: header.time }
       this.meta.put('head', head)
       this.meta.put('chain_id', at.chainId)

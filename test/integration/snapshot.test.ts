@@ -8,16 +8,12 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { newAccount, transfer, type Account } from '../../src/client/index.js'
-import { GenesisSchema, blockHash, genesisHash, genesisState, txRoot, validatorSetAt, type BlockHeader } from '../../src/chain/index.js'
-import { voteSignBytes } from '../../src/consensus/index.js'
-import { genesisContracts, startContractEngine } from '../../src/contracts/index.js'
-import { keyPairFromSeed, sign, toBase64 } from '../../src/crypto/index.js'
-import { buildManifest, chunkInfos, entryLine, sumOfChunks } from '../../src/snapshot/index.js'
+import { syntheticAccount, writeSyntheticSnapshot } from '../../bench/lib/synthetic-snapshot.js'
 import { KITH_BIN, REPO_ROOT, childEnv, http, kithInit, pickBasePort, startNode, stopAllNodes, waitFor, type NodeProcess } from '../helpers/node-process.js'
 
 interface Run { code: number, stdout: string, stderr: string }
@@ -169,46 +165,26 @@ describe('kith snapshot export and import', { timeout: 180_000 }, () => {
     // new home plus 100,000 balances, at height 1, certified by the home's own validator key
     const home = join(dir, 'crash')
     await kithInit(home, {})
-    const genesis = GenesisSchema.parse(JSON.parse(await readFile(join(home, 'genesis.json'), 'utf8')))
-    const key = JSON.parse(await readFile(join(home, 'validator_key.json'), 'utf8')) as { pub_key: string, seed: string }
-    const secret = keyPairFromSeed(Buffer.from(key.seed, 'hex')).secretKey
-    const engine = await startContractEngine({ inline: true })
-    const state = genesisState(genesis, genesisContracts(engine)).state.data
-    await engine.close()
-    for (let i = 0; i < 100_000; i++) state.set(`bal:${i.toString(16).padStart(64, '0')}`, i + 1)
-    const entries = [...state.entries()].sort(([a], [b]) => (a < b ? -1 : 1))
-    const chunks = chunkInfos(entries)
-    const stateHash = sumOfChunks(chunks)
-    const header: BlockHeader = {
-      chain_id: genesis.chain_id, height: 1, time: Date.now() - 60_000, prev_hash: genesisHash(genesis), tx_root: txRoot([]),
-      state_root: 'ab'.repeat(32), proposer: key.pub_key, last_commit_hash: '', state_hash: stateHash.digest()
-    }
-    const hash = blockHash(header)
-    const signature = toBase64(sign(voteSignBytes(genesis.chain_id, { type: 'precommit', height: 1, round: 0, block_hash: hash }), secret))
-    const manifest = buildManifest({
-      chainId: genesis.chain_id, genesisHash: genesisHash(genesis), header, blockHash: hash,
-      commit: { height: 1, round: 0, block_hash: hash, signatures: [{ validator: key.pub_key, signature }] },
-      validators: validatorSetAt(state.get('valset') as never, 1), chunks
-    })
     const big = join(dir, 'big.snapshot')
-    await writeFile(big, JSON.stringify(manifest) + '\n' + entries.map(([k, v]) => entryLine(k, v)).join(''))
+    const manifest = await writeSyntheticSnapshot(home, 100_000, big)
 
     const staging = join(home, 'data', '.snapshot-import')
     const child = spawn(KITH_BIN, ['snapshot', 'import', big, '--home', home], { cwd: REPO_ROOT, env: childEnv({}), stdio: 'ignore' })
     const exited = new Promise((resolve) => child.once('exit', resolve))
-    await waitFor(() => existsSync(join(staging, 'data.mdb')), 30_000, { intervalMs: 10, message: 'the import started writing' })
+    // killed once part of the state is written (the whole is ~8 MiB of entries)
+    await waitFor(() => existsSync(join(staging, 'data.mdb')) && statSync(join(staging, 'data.mdb')).size >= 2 * 2 ** 20, 60_000, { intervalMs: 5, message: 'the import wrote 2 MiB' })
     child.kill('SIGKILL')
     await exited
     assert.ok(!existsSync(join(home, 'data', 'data.mdb')), 'a killed import leaves no chain store in place')
 
     const again = await kith(['snapshot', 'import', big, '--home', home])
     assert.equal(again.code, 0, again.stderr)
-    assert.equal((JSON.parse(again.stdout) as Summary).entries, entries.length)
+    assert.equal((JSON.parse(again.stdout) as Summary).entries, manifest.entries)
     assert.ok(!existsSync(staging), 'the staging directory left by the crash is gone')
     // the home's validator is the chain's only one: it commits the next block on the restored state
     const node = await startNode({ home, blockIntervalMs: 100 })
     await waitFor(async () => (await height(node)) >= 3, 20_000, { message: 'blocks after the snapshot\'s height' })
-    assert.equal((await node.client.address(`${(99_999).toString(16).padStart(64, '0')}`)).balance_ut, 100_000)
+    assert.equal((await node.client.address(syntheticAccount(99_999))).balance_ut, 100_000)
     await node.stop()
   })
 })

@@ -92,7 +92,7 @@ describe('snapshot chunks', () => {
     assertKithError(() => verifyChunk(manifest, 99, Buffer.from(text), undefined), 'SNAPSHOT_INVALID', 'no chunk 99')
   })
 
-  test('a line that is not canonical, not an entry, or out of key order is refused even when its lanes would match', () => {
+  test('a line that is not canonical, not an entry, nested past the stack, or out of key order is refused even when its lanes would match', () => {
     const entries: Array<[string, StateValue]> = [['a', { y: 1, x: 2 }], ['b', 2]]
     const { manifest } = snapshot({ entries })
     const spaced = '["a", {"x":2,"y":1}]\n' + entryLine('b', 2)
@@ -102,6 +102,9 @@ describe('snapshot chunks', () => {
     assertKithError(() => verifyChunk(manifest, 0, Buffer.from(swapped), undefined), 'SNAPSHOT_INVALID', 'keys must increase strictly')
     // the same key in two chunks: the second chunk starts at or below the last key of the first
     assertKithError(() => verifyChunk(manifest, 0, Buffer.from(entryLine('a', { x: 2, y: 1 }) + entryLine('b', 2)), 'a'), 'SNAPSHOT_INVALID', 'keys must increase strictly')
+    const deep = `["a",${'['.repeat(200_000)}${']'.repeat(200_000)}]\n`
+    const deepInfo = { ...manifest.chunks[0], bytes: Buffer.byteLength(deep), entries: 1 }
+    assertKithError(() => verifyChunk({ ...manifest, chunks: [deepInfo] }, 0, Buffer.from(deep), undefined), 'SNAPSHOT_INVALID', 'nests too deep')
     const notEntry = '{"a":1}\n' + entryLine('b', 2)
     const notEntryInfo = { ...manifest.chunks[0], bytes: Buffer.byteLength(notEntry) }
     assertKithError(() => verifyChunk({ ...manifest, chunks: [notEntryInfo] }, 0, Buffer.from(notEntry), undefined), 'SNAPSHOT_INVALID', 'not a canonical')

@@ -1,0 +1,174 @@
+/**
+ * Snapshot benchmark (`kith snapshot export` and `import`, src/snapshot): how long a new node
+ * takes to serve reads when it starts from a snapshot of a large state, and what the snapshot
+ * costs to make.
+ *
+ * For each size (100,000 and 1,000,000 accounts): a synthetic snapshot of the genesis state plus
+ * that many balances (bench/lib/synthetic-snapshot.ts) is imported into a new home (home A),
+ * exported again from it (what an operator's backup costs), imported into another new home
+ * (home B), and a node started on B until `GET /api/well-known-version` answers (time to serve
+ * reads). Reported: file size, import and export time, entries per second, and the start.
+ *
+ * Beside it, joining by replay: a single validator commits REPLAY_BLOCKS empty blocks as fast as
+ * it can (`--block-interval-ms 0`), is restarted so that it stops making more, and a new node of
+ * the same chain syncs them from it over libp2p (block sync: each block checked against its
+ * certificate and executed). Empty blocks are the cheapest to replay, so the rate is an upper
+ * bound: a year at one block a second is 31,536,000 blocks.
+ *
+ * Run: node dist/bench/snapshot.js [--quick] [--accounts 100000,1000000] [--replay-blocks N]
+ */
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { loadHome } from '../src/node/index.js'
+import { exportSnapshot, importSnapshot } from '../src/snapshot/index.js'
+import { describeMachine, machineInfo } from './lib/proc.js'
+import { freePort } from './lib/harness.js'
+import { kithInit, startKith } from './lib/processes.js'
+import { writeSyntheticSnapshot } from './lib/synthetic-snapshot.js'
+
+export const DEFAULT_SNAPSHOT_ACCOUNTS = [100_000, 1_000_000]
+export const QUICK_SNAPSHOT_ACCOUNTS = [100_000]
+
+export interface SnapshotRun {
+  accounts: number
+  entries: number
+  chunks: number
+  fileBytes: number
+  generateMs: number
+  importMs: number
+  exportMs: number
+  /** spawn of `kith start` on the imported home to its first answer */
+  startMs: number
+}
+
+export const DEFAULT_REPLAY_BLOCKS = 20_000
+export const QUICK_REPLAY_BLOCKS = 5_000
+
+export interface ReplayRun {
+  blocks: number
+  /** the validator's rate making them, blocks/s */
+  makeRate: number
+  syncMs: number
+}
+
+export interface SnapshotBenchResult {
+  runs: SnapshotRun[]
+  replay: ReplayRun
+  machine: string
+}
+
+async function heightOf (port: number): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${port}/api/netstats`)
+  return ((await res.json()) as { height: number }).height
+}
+
+async function until (done: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** Joining by replay: a new node block-syncs `blocks` empty blocks from a validator that has them. */
+export async function runReplay (blocks: number, log: (line: string) => void): Promise<ReplayRun> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kith-replay-bench-'))
+  try {
+    const homeA = path.join(dir, 'validator')
+    await kithInit(homeA)
+    const p2pPort = await freePort()
+    const listen = `/ip4/127.0.0.1/tcp/${p2pPort}`
+    log(`replay: making ${blocks.toLocaleString('en-US')} blocks...`)
+    let validator = await startKith({ home: homeA, p2pListen: listen, args: ['--block-interval-ms', '0', '--empty-blocks', 'true'], log })
+    const t0 = performance.now()
+    await until(async () => (await heightOf(validator.port)) >= blocks, 'making blocks', 30 * 60_000)
+    const makeRate = blocks / ((performance.now() - t0) / 1000)
+    await validator.stop()
+    // started again with nothing to commit and no heartbeat: the chain stays where it is
+    validator = await startKith({ home: homeA, p2pListen: listen, args: ['--empty-blocks', 'false', '--empty-block-interval-ms', '0'], log })
+    const target = await heightOf(validator.port)
+    const nodeId = ((await (await fetch(`http://127.0.0.1:${validator.port}/api/network-info`)).json()) as { node_id: string }).node_id
+    const homeB = path.join(dir, 'joiner')
+    await kithInit(homeB, ['--genesis', path.join(homeA, 'genesis.json')])
+    writeFileSync(path.join(homeB, 'config.json'), JSON.stringify({ peers: [`${listen}/p2p/${nodeId}`] }))
+    log('replay: a new node syncs them...')
+    const t1 = performance.now()
+    const joiner = await startKith({ home: homeB, log })
+    await until(async () => (await heightOf(joiner.port)) >= target, 'block sync', 60 * 60_000)
+    const syncMs = performance.now() - t1
+    await joiner.stop()
+    await validator.stop()
+    return { blocks: target, makeRate, syncMs }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+export async function runSnapshotBench (sizes: number[] = DEFAULT_SNAPSHOT_ACCOUNTS, replayBlocks = DEFAULT_REPLAY_BLOCKS, log: (line: string) => void = (l) => console.error(l)): Promise<SnapshotBenchResult> {
+  const runs: SnapshotRun[] = []
+  for (const accounts of sizes) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kith-snapshot-bench-'))
+    try {
+      const homeA = path.join(dir, 'a')
+      await kithInit(homeA)
+      const file = path.join(dir, 'synthetic.snapshot')
+      log(`snapshot: ${accounts.toLocaleString('en-US')} accounts, generating...`)
+      let t0 = performance.now()
+      const manifest = await writeSyntheticSnapshot(homeA, accounts, file)
+      const generateMs = performance.now() - t0
+      const a = await loadHome(homeA)
+      log('snapshot: import...')
+      t0 = performance.now()
+      await importSnapshot(file, a.dataDir, a.genesis)
+      const importMs = performance.now() - t0
+      log('snapshot: export...')
+      const exported = path.join(dir, 'exported.snapshot')
+      t0 = performance.now()
+      const summary = await exportSnapshot(a.dataDir, exported)
+      const exportMs = performance.now() - t0
+      if (summary.state_hash !== manifest.header.state_hash) throw new Error('the export does not hash like the import')
+      // a second home of the same chain, filled from the exported file, then started
+      const homeB = path.join(dir, 'b')
+      await kithInit(homeB, ['--genesis', path.join(homeA, 'genesis.json')])
+      const b = await loadHome(homeB)
+      await importSnapshot(exported, b.dataDir, b.genesis)
+      log('snapshot: start...')
+      const node = await startKith({ home: homeB, log })
+      await node.stop()
+      runs.push({ accounts, entries: manifest.entries, chunks: manifest.chunks.length, fileBytes: statSync(exported).size, generateMs, importMs, exportMs, startMs: node.startMs })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  const replay = await runReplay(replayBlocks, log)
+  return { runs, replay, machine: describeMachine(machineInfo()) }
+}
+
+const seconds = (ms: number): string => (ms / 1000).toFixed(1)
+const perSecond = (n: number, ms: number): string => Math.round(n / (ms / 1000)).toLocaleString('en-US')
+
+export function formatSnapshotBench (r: SnapshotBenchResult): string {
+  return [
+    `Snapshots of the genesis state plus N accounts, ${r.machine}:`,
+    '',
+    '| accounts | entries | chunks | file, MiB | import, s (entries/s) | export, s (entries/s) | start to first answer, s |',
+    '|--:|--:|--:|--:|--:|--:|--:|',
+    ...r.runs.map((x) => `| ${x.accounts.toLocaleString('en-US')} | ${x.entries.toLocaleString('en-US')} | ${x.chunks} | ${(x.fileBytes / 2 ** 20).toFixed(0)} | ` +
+      `${seconds(x.importMs)} (${perSecond(x.entries, x.importMs)}) | ${seconds(x.exportMs)} (${perSecond(x.entries, x.exportMs)}) | ${seconds(x.startMs)} |`),
+    '',
+    `Joining by replay instead: a new node block-synced ${r.replay.blocks.toLocaleString('en-US')} empty blocks from a validator in ${seconds(r.replay.syncMs)} s, ` +
+      `${perSecond(r.replay.blocks, r.replay.syncMs)} blocks/s (the validator made them at ${Math.round(r.replay.makeRate).toLocaleString('en-US')} blocks/s). ` +
+      `At that rate 1,000,000 blocks take ${seconds(1_000_000 / (r.replay.blocks / r.replay.syncMs))} s and a year at one block a second ` +
+      `${(31_536_000 / (r.replay.blocks / r.replay.syncMs) / 3_600_000).toFixed(1)} h, before any transaction is executed.`
+  ].join('\n')
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const i = process.argv.indexOf('--accounts')
+  const sizes = i >= 0 ? (process.argv[i + 1] ?? '').split(',').map(Number) : process.argv.includes('--quick') ? QUICK_SNAPSHOT_ACCOUNTS : DEFAULT_SNAPSHOT_ACCOUNTS
+  const r = process.argv.indexOf('--replay-blocks')
+  const replayBlocks = r >= 0 ? Number(process.argv[r + 1]) : process.argv.includes('--quick') ? QUICK_REPLAY_BLOCKS : DEFAULT_REPLAY_BLOCKS
+  runSnapshotBench(sizes, replayBlocks).then((r) => { console.log(formatSnapshotBench(r)) }, (err) => { console.error(err); process.exit(1) })
+}
