@@ -114,13 +114,16 @@ export async function kithInit (home: string, opts: { chainId?: string, alloc?: 
   return JSON.parse(stdout) as InitInfo
 }
 
-/** Whether the home's config.json leaves p2p_listen at the default (config/default.json: 0.0.0.0:4001). */
+/** The listener a home made by `kith init` has (config/default.json); a test that sets its own keeps it. */
+const DEFAULT_P2P_LISTEN = '/ip4/0.0.0.0/tcp/4001'
+
+/** Whether the home's config.json leaves p2p_listen at the default. */
 function listensOnDefaultPort (home: string): boolean {
   try {
     const config = JSON.parse(readFileSync(join(home, 'config.json'), 'utf8')) as { p2p_listen?: string[] }
-    return config.p2p_listen === undefined || config.p2p_listen.some((addr) => addr.endsWith('/tcp/4001'))
+    return config.p2p_listen === undefined || (config.p2p_listen.length === 1 && config.p2p_listen[0] === DEFAULT_P2P_LISTEN)
   } catch {
-    return true
+    return false
   }
 }
 
