@@ -9,8 +9,8 @@
  * (home B), and a node started on B until `GET /api/well-known-version` answers (time to serve
  * reads). Reported: file size, import and export time, entries per second, and the start.
  *
- * Beside it, joining by replay: a single validator commits REPLAY_BLOCKS empty blocks as fast as
- * it can (`--block-interval-ms 0`), is restarted so that it stops making more, and a new node of
+ * Beside it, joining by replay: a single validator commits REPLAY_BLOCKS empty blocks, one every
+ * 10 ms (`--block-interval-ms 10`, the least allowed), is restarted so that it stops making more, and a new node of
  * the same chain syncs them from it over libp2p (block sync: each block checked against its
  * certificate and executed). Empty blocks are the cheapest to replay, so the rate is an upper
  * bound: a year at one block a second is 31,536,000 blocks.
@@ -43,8 +43,8 @@ export interface SnapshotRun {
   startMs: number
 }
 
-export const DEFAULT_REPLAY_BLOCKS = 20_000
-export const QUICK_REPLAY_BLOCKS = 5_000
+export const DEFAULT_REPLAY_BLOCKS = 10_000
+export const QUICK_REPLAY_BLOCKS = 3_000
 
 export interface ReplayRun {
   blocks: number
@@ -81,7 +81,7 @@ export async function runReplay (blocks: number, log: (line: string) => void): P
     const p2pPort = await freePort()
     const listen = `/ip4/127.0.0.1/tcp/${p2pPort}`
     log(`replay: making ${blocks.toLocaleString('en-US')} blocks...`)
-    let validator = await startKith({ home: homeA, p2pListen: listen, args: ['--block-interval-ms', '0', '--empty-blocks', 'true'], log })
+    let validator = await startKith({ home: homeA, p2pListen: listen, args: ['--block-interval-ms', '10', '--empty-blocks', 'true'], log })
     const t0 = performance.now()
     await until(async () => (await heightOf(validator.port)) >= blocks, 'making blocks', 30 * 60_000)
     const makeRate = blocks / ((performance.now() - t0) / 1000)
