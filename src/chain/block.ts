@@ -35,7 +35,9 @@ export interface Commit {
   signatures: CommitSignature[]
 }
 
-const Hash = z.string().regex(/^[0-9a-f]{64}$/)
+/** A sha256 as 64 lowercase hex characters: block, transaction-root and state hashes. */
+export const HashSchema = z.string().regex(/^[0-9a-f]{64}$/)
+const Hash = HashSchema
 const Pubkey = z.string().regex(/^[0-9a-f]{64}$/)
 const Height = z.number().int().min(0)
 

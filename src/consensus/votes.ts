@@ -11,21 +11,32 @@ export function totalPower (validators: readonly Validator[]): number {
   return validators.reduce((sum, v) => sum + v.power, 0)
 }
 
-/** True when signatures of more than two thirds of the voting power commit `commit.block_hash`. */
-export function verifyCommit (chainId: string, commit: Commit, validators: readonly Validator[]): boolean {
+/**
+ * The power of `validators` whose precommit signatures in `commit` verify. `strict`: any other
+ * signature (a stranger's, a repeat, a bad one) makes the whole certificate worthless (undefined).
+ */
+function tally (chainId: string, commit: Commit, validators: readonly Validator[], strict: boolean): number | undefined {
   const byKey = new Map(validators.map((v) => [v.pub_key, v.power]))
-  const seen = new Set<string>()
-  let power = 0
   const bytes = voteSignBytes(chainId, { type: 'precommit', height: commit.height, round: commit.round, block_hash: commit.block_hash })
+  const counted = new Set<string>()
+  let power = 0
   for (const { validator, signature } of commit.signatures) {
     const weight = byKey.get(validator)
     const sig = fromBase64(signature)
-    if (weight === undefined || seen.has(validator) || sig === undefined) return false
-    if (!verify(bytes, sig, Buffer.from(validator, 'hex'))) return false
-    seen.add(validator)
+    if (weight === undefined || counted.has(validator) || sig === undefined || !verify(bytes, sig, Buffer.from(validator, 'hex'))) {
+      if (strict) return undefined
+      continue
+    }
+    counted.add(validator)
     power += weight
   }
-  return power * 3 > totalPower(validators) * 2
+  return power
+}
+
+/** True when signatures of more than two thirds of the voting power commit `commit.block_hash`. */
+export function verifyCommit (chainId: string, commit: Commit, validators: readonly Validator[]): boolean {
+  const power = tally(chainId, commit, validators, true)
+  return power !== undefined && power * 3 > totalPower(validators) * 2
 }
 
 /**
@@ -34,18 +45,7 @@ export function verifyCommit (chainId: string, commit: Commit, validators: reado
  * genesis validators) signed it, as a light client trusts a header across validator changes.
  */
 export function signedPower (chainId: string, commit: Commit, validators: readonly Validator[]): number {
-  const byKey = new Map(validators.map((v) => [v.pub_key, v.power]))
-  const bytes = voteSignBytes(chainId, { type: 'precommit', height: commit.height, round: commit.round, block_hash: commit.block_hash })
-  const counted = new Set<string>()
-  let power = 0
-  for (const { validator, signature } of commit.signatures) {
-    const weight = byKey.get(validator)
-    const sig = fromBase64(signature)
-    if (weight === undefined || counted.has(validator) || sig === undefined || !verify(bytes, sig, Buffer.from(validator, 'hex'))) continue
-    counted.add(validator)
-    power += weight
-  }
-  return power
+  return tally(chainId, commit, validators, false) ?? 0
 }
 
 /** Bytes a proposer signs: chain id, height, round, proof-of-lock round, block hash. */

@@ -3,14 +3,14 @@
  * message from the network before anything acts on it. JSON on the wire.
  */
 import { z } from 'zod'
-import { BlockHeaderSchema, CommitSchema, TransactionSchema, sameTx, type Block, type Commit, type Transaction } from '../chain/index.js'
+import { BlockHeaderSchema, CommitSchema, HashSchema, TransactionSchema, sameTx, type Block, type Commit, type Transaction } from '../chain/index.js'
 import type { Proposal, Vote } from '../consensus/index.js'
 import { decodeJson as decode, safeParse } from '../validation/index.js'
 
 /** Parses and checks a network message; undefined when it is not valid JSON of that shape. */
 export { decode }
 
-const Hash = z.string().regex(/^[0-9a-f]{64}$/)
+const Hash = HashSchema
 const Pubkey = z.string().regex(/^[0-9a-f]{64}$/)
 const Height = z.number().int().min(0)
 const Round = z.number().int().min(0).max(1_000_000)

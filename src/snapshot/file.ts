@@ -127,7 +127,7 @@ export async function importSnapshot (file: string, dataDir: string, genesis: Ge
   const staging = join(dataDir, STAGING_DIR)
   try {
     const { manifest, start } = await readManifest(handle)
-    verifyManifest(manifest, genesis, genesisHash(genesis), trust)
+    const stateHash = verifyManifest(manifest, genesis, genesisHash(genesis), trust)
     const size = (await handle.stat()).size
     const expected = start + manifest.chunks.reduce((n, c) => n + c.bytes, 0)
     if (size !== expected) throw new KithError('SNAPSHOT_INVALID', `the file is ${size} bytes, its manifest accounts for ${expected}`)
@@ -144,7 +144,7 @@ export async function importSnapshot (file: string, dataDir: string, genesis: Ge
         header: manifest.header,
         hash: manifest.block_hash,
         commit: manifest.commit,
-        stateHash: sumOfChunks(manifest.chunks)
+        stateHash
       })
     } finally {
       await store.close()

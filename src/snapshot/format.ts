@@ -7,7 +7,7 @@
  */
 import { z } from 'zod'
 import {
-  BlockHeaderSchema, CommitSchema, PubkeySchema, StateHash, STATE_HASH_BYTES, blockHash, canonicalJson, type BlockHeader, type Commit, type Genesis,
+  BlockHeaderSchema, CommitSchema, HashSchema, PubkeySchema, StateHash, STATE_HASH_BYTES, blockHash, canonicalJson, type BlockHeader, type Commit, type Genesis,
   type StateValue
 } from '../chain/index.js'
 import { signedPower, totalPower, verifyCommit, type Validator } from '../consensus/index.js'
@@ -23,7 +23,7 @@ export const MAX_CHUNKS = 16_384
 /** What a reader reads before it knows anything: the manifest line. */
 export const MAX_MANIFEST_BYTES = MAX_CHUNKS * 3000 + 1024 * 1024
 
-const Hash = z.string().regex(/^[0-9a-f]{64}$/)
+const Hash = HashSchema
 const LANES_BASE64_CHARS = Math.ceil(STATE_HASH_BYTES / 3) * 4
 
 export const ChunkInfoSchema = z.object({
@@ -109,9 +109,10 @@ export interface TrustOptions {
  * Checks a manifest before any chunk is read: it belongs to this chain, its header hashes to its
  * block hash and carries the state hash its chunks add up to, a quorum of its validators
  * certified the block, and the node has reason to trust those validators: more than a third of
- * the genesis validators' power signed too (or the operator named the block hash).
+ * the genesis validators' power signed too (or the operator named the block hash). Returns the
+ * state hash the chunks add up to.
  */
-export function verifyManifest (manifest: SnapshotManifest, genesis: Genesis, genesisHash: string, trust: TrustOptions = {}): void {
+export function verifyManifest (manifest: SnapshotManifest, genesis: Genesis, genesisHash: string, trust: TrustOptions = {}): StateHash {
   const { header, commit } = manifest
   if (manifest.chain_id !== genesis.chain_id) throw invalid(`the snapshot is of chain ${manifest.chain_id}, this node's is ${genesis.chain_id}`)
   if (manifest.genesis_hash !== genesisHash) throw invalid(`the snapshot's genesis ${manifest.genesis_hash} is not this node's ${genesisHash}`)
@@ -131,8 +132,10 @@ export function verifyManifest (manifest: SnapshotManifest, genesis: Genesis, ge
       throw invalid('no third of the genesis validators signed this block: the validator set changed since genesis, so name the block hash to trust (--trust-hash)')
     }
   }
-  if (sumOfChunks(manifest.chunks).digest() !== header.state_hash) throw invalid('the chunks\' lanes do not add up to the state hash in the header')
+  const total = sumOfChunks(manifest.chunks)
+  if (total.digest() !== header.state_hash) throw invalid('the chunks\' lanes do not add up to the state hash in the header')
   if (manifest.chunks.reduce((n, c) => n + c.entries, 0) !== manifest.entries) throw invalid('the chunks\' entry counts do not add up to the total')
+  return total
 }
 
 /** The state hash of the whole snapshot: its chunks' lanes added up. */

@@ -5,6 +5,6 @@
  */
 export { exportSnapshot, importSnapshot, type SnapshotSummary } from './file.js'
 export {
-  CHUNK_TARGET_BYTES, ChunkBuilder, MAX_CHUNK_BYTES, SNAPSHOT_FORMAT, SnapshotManifestSchema, buildManifest, chunkInfos, entryLine, sumOfChunks, verifyChunk, verifyManifest,
+  CHUNK_TARGET_BYTES, ChunkBuilder, MAX_CHUNK_BYTES, MAX_MANIFEST_BYTES, SNAPSHOT_FORMAT, SnapshotManifestSchema, buildManifest, chunkInfos, entryLine, sumOfChunks, verifyChunk, verifyManifest,
   type ChunkInfo, type SnapshotManifest, type TrustOptions
 } from './format.js'

@@ -10,9 +10,9 @@ import { open, type Database, type RootDatabase } from 'lmdb'
 import { StateHash, stateLanesCache, type Block, type BlockHeader, type Commit, type StateReader, type StateValue, type Transaction, type WriteSet } from '../chain/index.js'
 import type { ConsensusRecord, Proposal } from '../consensus/index.js'
 import { CHAIN_DBS } from './names.js'
-import type { ChainHead, StoredBlock } from './types.js'
+import type { ChainHead, StoredBlock, StoredHeader } from './types.js'
 
-export type { ChainHead, StoredBlock } from './types.js'
+export type { ChainHead, StoredBlock, StoredHeader } from './types.js'
 
 export { StoreSnapshotReader } from './snapshot-reader.js'
 
@@ -91,7 +91,7 @@ export class ChainStore implements StateReader {
   private readonly meta: Database<unknown, string>
   private readonly stateDb: Database<StateValue, string>
   /** blocks without their transactions, which live in `txs` under sequential keys */
-  private readonly blocks: Database<Omit<StoredBlock, 'block'> & { block: Omit<Block, 'txs'> }, number>
+  private readonly blocks: Database<StoredHeader, number>
   private readonly summaries: Database<BlockSummary, number>
   /** [height, index] -> transaction: appends in key order, so block writes touch few pages */
   private readonly txs: Database<Transaction, TxPosition>
@@ -233,7 +233,7 @@ export class ChainStore implements StateReader {
   }
 
   /** A block's header and certificates, kept for every height even when its transactions are pruned. */
-  getHeader (height: number): Omit<StoredBlock, 'block'> & { block: Omit<Block, 'txs'> } | undefined {
+  getHeader (height: number): StoredHeader | undefined {
     return this.blocks.get(height)
   }
 

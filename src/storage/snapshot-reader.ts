@@ -8,14 +8,14 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { open, type Database, type RootDatabase, type Transaction as ReadTransaction } from 'lmdb'
 import type { StateValue } from '../chain/index.js'
-import type { ChainHead, StoredBlock } from './types.js'
+import type { ChainHead, StoredHeader } from './types.js'
 import { CHAIN_DBS } from './names.js'
 
 export class StoreSnapshotReader {
   private readonly txn: ReadTransaction
   private readonly meta: Database<unknown, string>
   private readonly state: Database<StateValue, string>
-  private readonly blocks: Database<Omit<StoredBlock, 'block'> & { block: Omit<StoredBlock['block'], 'txs'> }, number>
+  private readonly blocks: Database<StoredHeader, number>
 
   private constructor (private readonly root: RootDatabase) {
     this.meta = root.openDB({ name: CHAIN_DBS.meta })
@@ -49,7 +49,7 @@ export class StoreSnapshotReader {
   }
 
   /** A block's header and the certificate that committed it. */
-  header (height: number): (Omit<StoredBlock, 'block'> & { block: Omit<StoredBlock['block'], 'txs'> }) | undefined {
+  header (height: number): StoredHeader | undefined {
     return this.blocks.get(height, { transaction: this.txn })
   }
 

@@ -15,3 +15,6 @@ export interface StoredBlock {
   /** the certificate that committed this block (the next block carries it as last_commit) */
   commit: Commit | null
 }
+
+/** What the store keeps of every block, pruned or not: all but its transactions. */
+export type StoredHeader = Omit<StoredBlock, 'block'> & { block: Omit<Block, 'txs'> }
