@@ -20,7 +20,17 @@ export function syntheticAccount (i: number): string {
   return i.toString(16).padStart(64, '0')
 }
 
-export async function writeSyntheticSnapshot (home: string, accounts: number, file: string): Promise<SnapshotManifest> {
+export interface SyntheticOptions {
+  /** chunk target (default the format's): small, for many chunks from a small state */
+  chunkBytes?: number
+  /** the height the snapshot claims (default 1) */
+  height?: number
+  /** sign the certificate with this seed (hex) instead of the home's validator key: a forged snapshot */
+  signerSeed?: string
+}
+
+export async function writeSyntheticSnapshot (home: string, accounts: number, file: string, opts: SyntheticOptions = {}): Promise<SnapshotManifest> {
+  const height = opts.height ?? 1
   const genesis = GenesisSchema.parse(JSON.parse(await readFile(join(home, 'genesis.json'), 'utf8')))
   const key = JSON.parse(await readFile(join(home, 'validator_key.json'), 'utf8')) as { pub_key: string, seed: string }
   const engine = await startContractEngine({ inline: true })
@@ -28,10 +38,10 @@ export async function writeSyntheticSnapshot (home: string, accounts: number, fi
   await engine.close()
   for (let i = 0; i < accounts; i++) state.set(`bal:${syntheticAccount(i)}`, i + 1)
   const entries: Array<[string, StateValue]> = [...state.entries()].sort(([a], [b]) => (a < b ? -1 : 1))
-  const chunks = chunkInfos(entries)
+  const chunks = chunkInfos(entries, opts.chunkBytes)
   const header: BlockHeader = {
     chain_id: genesis.chain_id,
-    height: 1,
+    height,
     time: Date.now() - 60_000,
     prev_hash: genesisHash(genesis),
     tx_root: txRoot([]),
@@ -41,15 +51,15 @@ export async function writeSyntheticSnapshot (home: string, accounts: number, fi
     state_hash: sumOfChunks(chunks).digest()
   }
   const hash = blockHash(header)
-  const secret = keyPairFromSeed(Buffer.from(key.seed, 'hex')).secretKey
-  const signature = toBase64(sign(voteSignBytes(genesis.chain_id, { type: 'precommit', height: 1, round: 0, block_hash: hash }), secret))
+  const signer = keyPairFromSeed(Buffer.from(opts.signerSeed ?? key.seed, 'hex'))
+  const signature = toBase64(sign(voteSignBytes(genesis.chain_id, { type: 'precommit', height, round: 0, block_hash: hash }), signer.secretKey))
   const manifest = buildManifest({
     chainId: genesis.chain_id,
     genesisHash: genesisHash(genesis),
     header,
     blockHash: hash,
-    commit: { height: 1, round: 0, block_hash: hash, signatures: [{ validator: key.pub_key, signature }] },
-    validators: validatorSetAt(state.get('valset') as unknown as ValidatorSetState, 1),
+    commit: { height, round: 0, block_hash: hash, signatures: [{ validator: key.pub_key, signature }] },
+    validators: validatorSetAt(state.get('valset') as unknown as ValidatorSetState, height),
     chunks
   })
   const out = createWriteStream(file)

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path'
 import type { Logger } from 'pino'
 import { createApi, type OnboardingOptions } from '../api/index.js'
 import { Contracts, accountFrom, ownsMailbox, type Account } from '../chain/index.js'
-import { VerifyPool, keyPairFromSeed, seedOf } from '../crypto/index.js'
+import { VerifyPool, keyPairFromSeed } from '../crypto/index.js'
 import { explorerSite } from '../explorer/index.js'
 import { FeedService, joinFeed, type PendingLimits } from '../feed/index.js'
 import { MediaScrubber, type MediaEnv } from '../media/index.js'
@@ -22,7 +22,8 @@ import {
 import { P2PHost } from '../p2p/index.js'
 import type { RealtimeLimits } from '../realtime/index.js'
 import { RelayFees, RelayService, sealKeyFromEd25519, type RelayEnv } from '../relay/index.js'
-import { NODE_VERSION, PROTOCOL_VERSION } from '../release/index.js'
+import { p2pOptions } from './p2p-options.js'
+import { stateSyncIfNew } from './state-sync.js'
 
 /** Everything a node is built from, read by the caller from flags, files and environment. */
 export interface NodeAppConfig {
@@ -91,6 +92,8 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     started('verify workers', async () => await verifyPool.stop())
     const lagGate = config.admission_max_lag_ms > 0 ? new LagGate({ ...DEFAULT_LAG_GATE, maxLagMs: config.admission_max_lag_ms }) : undefined
     if (lagGate !== undefined) started('event-loop lag watch', watchEventLoop(lagGate))
+    await stateSyncIfNew(home, config, logger, app.denyPeers, signal !== undefined ? AbortSignal.any([signal, stopping.signal]) : stopping.signal)
+    check()
     const node = await KithNode.open({
       dataDir: home.dataDir,
       genesis: home.genesis,
@@ -99,6 +102,7 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       emptyBlocks: config.empty_blocks,
       emptyBlockIntervalMs: config.empty_block_interval_ms,
       pruneKeepBlocks: config.prune_keep_blocks,
+      snapshots: { interval: config.snapshot_interval, keep: config.snapshot_keep },
       mempool: { maxTxs: config.mempool_max_txs, maxBytes: config.mempool_max_bytes, maxPerSender: config.mempool_max_per_sender },
       logger,
       verifyPool,
@@ -172,15 +176,8 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       started('chain disk watch', () => chainDisk.stop())
     }
     const p2p = await P2PHost.create({
-      nodeKeySeed: seedOf(home.nodeKey),
-      listen: config.p2p_listen,
-      peers: config.peers,
-      chainId: home.genesis.chain_id,
-      nodeVersion: NODE_VERSION,
-      protocolVersion: PROTOCOL_VERSION,
-      logger: logger.child({ module: 'libp2p' }),
-      metricsRegistry: metrics.registry,
-      ...(app.denyPeers !== undefined ? { denyPeers: app.denyPeers } : {})
+      ...p2pOptions(home, config, logger, app.denyPeers),
+      metricsRegistry: metrics.registry
     }, node.networkHandlers())
     started('p2p', async () => await p2p.stop())
     node.attachNetwork(p2p)

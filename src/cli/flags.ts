@@ -17,6 +17,11 @@ export function flagValues (opts: Record<string, unknown>): Record<string, unkno
       if (!Number.isFinite(n)) throw new Error(`${def.flag.split(' ')[0]} expects a number, got "${String(raw)}"`)
       out[def.key] = n
     } else if (def.kind === 'bool') {
+      // a bare optional-value flag (--state-sync) is true
+      if (raw === true) {
+        out[def.key] = true
+        continue
+      }
       if (raw !== 'true' && raw !== 'false') throw new Error(`${def.flag.split(' ')[0]} expects true or false, got "${String(raw)}"`)
       out[def.key] = raw === 'true'
     } else {

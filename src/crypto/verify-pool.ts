@@ -4,7 +4,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
-import { KEY_BYTES, SIGNATURE_BYTES, packBatch, type VerifyBatch } from './verify-worker.js'
+import { KEY_BYTES, SIGNATURE_BYTES, packBatch, type VerifyBatch } from './verify-batch.js'
 
 interface Waiting {
   item: [Uint8Array, Uint8Array, Uint8Array]

@@ -30,6 +30,8 @@ export interface CommitsDeps {
   events: EventEmitter<NodeEvents>
   /** a synced block moved the head: consensus starts the next height */
   afterSyncedCommit: () => void
+  /** awaited after each commit, before the next may start (a snapshot pins its view of this height) */
+  afterCommit?: (height: number) => Promise<void>
   log: Logger
 }
 
@@ -70,6 +72,7 @@ export class Commits {
       })
       blocks.clear()
       committed = true
+      await this.deps.afterCommit?.(block.header.height)
       const dropped = mempool.rebase(store, executed.settled, this.deps.admissionContext())
       if (dropped.length > 0) {
         for (const { tx, error } of dropped) log.warn({ txId: tx.id, code: error.code, reason: error.message }, 'dropping transaction that no longer applies')

@@ -10,6 +10,9 @@ import { KithError } from '../errors/index.js'
 import { parseOrThrow } from '../validation/index.js'
 import { DEFAULT_SOURCE_TIMEOUT_MS, parseSourceUrl } from '../release/index.js'
 
+/** at one block a second under load, a snapshot about every 3 minutes (docs/operating.md, "State sync") */
+export const DEFAULT_SNAPSHOT_INTERVAL = 200
+
 export const NodeConfigSchema = z.object({
   /** the HTTP and WebSocket listener */
   http_addr: z.string().default(':8080'),
@@ -22,6 +25,14 @@ export const NodeConfigSchema = z.object({
   empty_block_interval_ms: z.number().int().min(0).max(86_400_000).default(30_000),
   /** keep the transactions of the newest N blocks only; 0 keeps all (docs/operating.md, "Pruning") */
   prune_keep_blocks: z.number().int().min(0).default(0),
+  /** take a state snapshot every N blocks and offer it to peers for state sync; 0 never (docs/operating.md, "State sync") */
+  snapshot_interval: z.number().int().min(0).default(DEFAULT_SNAPSHOT_INTERVAL),
+  /** how many of the node's snapshots to keep, newest first */
+  snapshot_keep: z.number().int().min(1).max(16).default(2),
+  /** a new home fills its store from a snapshot its peers offer, instead of replaying every block */
+  state_sync: z.boolean().default(false),
+  /** the block hash of the snapshot to trust, when the validators have changed since genesis */
+  state_sync_trust_hash: z.string().regex(/^[0-9a-f]{64}$/, 'a block hash: 64 lowercase hex digits').optional(),
   max_cpu: z.number().positive().optional(),
   max_ram_mb: z.number().int().positive().optional(),
   feed_disk_limit_mb: z.number().int().positive().optional(),
@@ -61,6 +72,10 @@ export const START_FLAGS: FlagDef[] = [
   { flag: '--empty-blocks <true|false>', key: 'empty_blocks', kind: 'bool', help: 'commit a block every interval even when no transaction waits (default false)' },
   { flag: '--empty-block-interval-ms <n>', key: 'empty_block_interval_ms', kind: 'int', help: 'with --empty-blocks false, a heartbeat block this long after the last one; 0 never (default 30000)' },
   { flag: '--prune-keep-blocks <n>', key: 'prune_keep_blocks', kind: 'int', help: 'keep the transactions of the newest N blocks and drop older ones; headers and certificates stay (default 0: keep all)' },
+  { flag: '--snapshot-interval <n>', key: 'snapshot_interval', kind: 'int', help: `take a state snapshot every N blocks and offer it to peers for state sync; 0 never (default ${DEFAULT_SNAPSHOT_INTERVAL})` },
+  { flag: '--snapshot-keep <n>', key: 'snapshot_keep', kind: 'int', help: 'how many snapshots to keep, newest first (default 2)' },
+  { flag: '--state-sync [true|false]', key: 'state_sync', kind: 'bool', help: 'a new home fetches a snapshot from its peers instead of replaying every block (default false)' },
+  { flag: '--state-sync-trust-hash <hash>', key: 'state_sync_trust_hash', kind: 'string', help: 'the block hash of the snapshot to trust, once the validator set has changed since genesis' },
   { flag: '--max-cpu <n>', key: 'max_cpu', kind: 'number', help: 'CPU cap in cores (default unlimited)' },
   { flag: '--max-ram-mb <n>', key: 'max_ram_mb', kind: 'int', help: 'memory cap in MiB (default unlimited)' },
   { flag: '--feed-disk-limit-mb <n>', key: 'feed_disk_limit_mb', kind: 'int', help: 'hard quota for new post bodies (default unlimited)' },

@@ -3,6 +3,8 @@
  * KITH_CRASH_AT=<point>[:<n>] kills the process with SIGKILL the n-th time (default 1st) it
  * reaches <point>, exactly as a power cut or `kill -9` would. KITH_DENY_PEERS_FILE names a JSON
  * file holding an array of peer ids this node must not talk to (a partition the test can move).
+ * KITH_SNAPSHOT_LIE=chunk|manifest makes this node a lying snapshot server: every chunk, or every
+ * manifest, it serves has one byte changed. KITH_SNAPSHOT_CHUNK_BYTES: see below.
  */
 import { readFileSync } from 'node:fs'
 
@@ -11,6 +13,7 @@ export type CrashPoint =
   | 'before-commit' // block decided, nothing written
   | 'after-commit' // block written, next height not started
   | 'after-sync-commit' // a synced block written
+  | 'state-sync-chunk' // a snapshot chunk written into the store being built aside
 
 const [crashPoint, crashCount] = (process.env.KITH_CRASH_AT ?? '').split(':')
 let crashHits = 0
@@ -40,4 +43,33 @@ export function denyListFromEnv (): (() => Set<string>) | undefined {
     }
     return cached
   }
+}
+
+const snapshotLie = process.env.KITH_SNAPSHOT_LIE
+
+/**
+ * KITH_SNAPSHOT_CHUNK_BYTES: a smaller chunk target for snapshots, so a test's small state still
+ * comes in many chunks (every node of the test sets the same, or their chunks differ).
+ */
+export function snapshotChunkBytesFromEnv (): number | undefined {
+  const value = Number(process.env.KITH_SNAPSHOT_CHUNK_BYTES ?? '')
+  return Number.isInteger(value) && value > 0 ? value : undefined
+}
+
+/** A snapshot answer as a lying peer would send it (KITH_SNAPSHOT_LIE); unchanged otherwise. */
+export function snapshotAnswerAsLiar (request: unknown, answer: Uint8Array): Uint8Array {
+  const type = (request as { type?: unknown } | null)?.type
+  if (snapshotLie === undefined || snapshotLie === '' || type !== `snapshot_${snapshotLie}`) return answer
+  const lie = Buffer.from(answer)
+  if (snapshotLie === 'manifest') {
+    // one lane character changed: still a well-formed manifest, but its lanes no longer add up
+    const at = lie.indexOf('"lanes":"') + 9
+    lie[at] = lie[at] === 0x41 ? 0x42 : 0x41
+  } else {
+    // one digit changed in the middle: still JSON, but not the entries the lanes cover
+    let at = lie.length >> 1
+    while (at < lie.length && (lie[at] < 0x30 || lie[at] > 0x39)) at++
+    if (at < lie.length) lie[at] = lie[at] === 0x31 ? 0x32 : 0x31
+  }
+  return lie
 }

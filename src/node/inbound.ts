@@ -15,6 +15,7 @@ import {
 import { fromBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors/index.js'
 import type { GossipTopic, Validation } from '../p2p/index.js'
+import { isSnapshotRequest } from '../snapshot/index.js'
 import { answerSyncRequest, pullFromPeer, type PeerOutcome, type RelayService } from '../relay/index.js'
 import type { StoredBlock } from '../storage/index.js'
 import { ENVELOPE_BATCH_MAX, type Outbound } from './outbound.js'
@@ -44,6 +45,8 @@ export interface InboundHost {
   checkBlock (block: Block, hash: string, opts: { localTime?: boolean }): unknown
   commitSynced (block: Block, hash: string, commit: Commit): Promise<unknown>
   pushConsensus (input: ConsensusInput): void
+  /** answers a peer's snapshot request (state sync); absent when the node takes no snapshots */
+  answerSnapshot?: (request: unknown, from: string) => Promise<Uint8Array>
 }
 
 const STATUS_INTERVAL_MS = 1000
@@ -379,10 +382,14 @@ export class NetworkInbound {
     }
   }
 
-  async onRequest (data: Uint8Array, _from: string): Promise<Uint8Array> {
+  async onRequest (data: Uint8Array, from: string): Promise<Uint8Array> {
     const any = decode(AnyJson, data)
     if (this.relay !== undefined && typeof any === 'object' && any !== null && String((any as { type?: unknown }).type).startsWith('relay_')) {
       return encode(answerSyncRequest(this.relay, any))
+    }
+    if (isSnapshotRequest(any)) {
+      if (this.node.answerSnapshot === undefined) throw new Error('this node offers no snapshots (--snapshot-interval 0)')
+      return await this.node.answerSnapshot(any, from)
     }
     const request = decode(RequestSchema, data)
     if (request === undefined) throw new Error('malformed request')

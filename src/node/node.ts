@@ -29,7 +29,9 @@ import { NetworkInbound, type GossipTopic, type Validation } from './inbound.js'
 import type { LagGate } from './lag-gate.js'
 import { Outbound, type NetworkPort, type PeerView } from './outbound.js'
 import { Submission, type SubmissionCheck, type SubmitResult } from './submission.js'
+import { snapshotAnswerAsLiar, snapshotChunkBytesFromEnv } from './faults.js'
 import { Pruner } from './pruning.js'
+import { SnapshotService } from '../snapshot/index.js'
 
 export type { Clock, NetworkPort, NodeEvents, PeerView, SubmissionCheck, SubmitResult }
 export { systemClock }
@@ -46,6 +48,8 @@ export interface NodeOptions {
   pruneKeepBlocks?: number
   /** bounds of the mempool; defaults: DEFAULT_MEMPOOL_OPTIONS */
   mempool?: Partial<MempoolOptions>
+  /** take a snapshot every `interval` blocks, keep the newest `keep`, offer them to peers (src/snapshot); absent or interval 0: none */
+  snapshots?: { interval: number, keep: number }
   logger: Logger
   clock?: Clock
   timeouts?: TimeoutConfig
@@ -127,7 +131,13 @@ export class KithNode implements ChainView {
   /** the height a `txs-available` was last pushed for */
   private txsSignalledFor = 0
 
-  private constructor (opts: NodeOptions, store: ChainStore, private readonly contracts: ContractEngine, private readonly ownsContracts: boolean) {
+  private constructor (
+    opts: NodeOptions,
+    store: ChainStore,
+    private readonly contracts: ContractEngine,
+    private readonly ownsContracts: boolean,
+    private readonly snapshots: SnapshotService | undefined
+  ) {
     this.genesis = opts.genesis
     this.genesisHash = genesisHash(opts.genesis)
     this.validatorPub = toHex(opts.validatorKey.publicKey)
@@ -169,7 +179,8 @@ export class KithNode implements ChainView {
     })
     this.commits = new Commits({
       store, mempool: this.mempool, blocks: this.blocks, certificates, validators, admissionContext, events: this.events, log: this.log,
-      afterSyncedCommit: () => this.driver.push(this.nextHeightInput())
+      afterSyncedCommit: () => this.driver.push(this.nextHeightInput()),
+      ...(snapshots !== undefined ? { afterCommit: async (height: number) => { await snapshots.afterCommit(height) } } : {})
     })
     this.driver = new ConsensusDriver(this.engine, {
       now: () => this.clock.now(),
@@ -194,7 +205,8 @@ export class KithNode implements ChainView {
       preverify: async (txs) => { await this.blocks.preverify(txs) },
       checkBlock: (block, hash, checkOpts) => this.blocks.check(block, hash, checkOpts),
       commitSynced: async (block, hash, commit) => await this.commits.commitSynced(block, hash, commit),
-      pushConsensus: (input) => this.driver.push(input)
+      pushConsensus: (input) => this.driver.push(input),
+      ...(snapshots !== undefined ? { answerSnapshot: async (request: unknown, from: string) => snapshotAnswerAsLiar(request, await snapshots.answer(request, from)) } : {})
     }, this.outbound, p2pLog)
   }
 
@@ -212,7 +224,13 @@ export class KithNode implements ChainView {
         return { state: state.data, stateRoot }
       }
     })
-    const node = new KithNode(opts, store, contracts, opts.contracts === undefined)
+    // a snapshot is checked against the state hash in its block's header: none before headers carry one
+    const interval = opts.snapshots?.interval ?? 0
+    const firstHeight = opts.genesis.params.state_hash_height
+    const snapshots = interval > 0 && firstHeight !== undefined
+      ? await SnapshotService.open({ dataDir: opts.dataDir, interval, firstHeight, keep: opts.snapshots?.keep ?? 2, chunkBytes: snapshotChunkBytesFromEnv(), log: opts.logger.child({ module: 'snapshot' }) })
+      : undefined
+    const node = new KithNode(opts, store, contracts, opts.contracts === undefined, snapshots)
     await node.submission.restore()
     return node
   }
@@ -249,6 +267,7 @@ export class KithNode implements ChainView {
     this.outbound.stop()
     await this.driver.stop()
     await this.commits.settled()
+    await this.snapshots?.stop()
     await this.pruner.stop()
     await this.store.close()
     if (this.ownsContracts) await this.contracts.close()

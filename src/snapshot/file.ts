@@ -8,12 +8,12 @@ import { createWriteStream, existsSync } from 'node:fs'
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises'
 import { once } from 'node:events'
 import { join } from 'node:path'
-import { StateKeys, genesisHash, validatorSetAt, type Genesis, type StateValue, type ValidatorSetState } from '../chain/index.js'
+import { StateKeys, genesisHash, validatorSetAt, type Genesis, type StateHash, type StateValue, type ValidatorSetState } from '../chain/index.js'
 import { KithError } from '../errors/index.js'
 import { ChainStore, StoreSnapshotReader } from '../storage/index.js'
 import { parseOrThrow } from '../validation/index.js'
 import {
-  MAX_MANIFEST_BYTES, SnapshotManifestSchema, buildManifest, chunkInfos, entryLine, sumOfChunks, verifyChunk, verifyManifest, type SnapshotManifest,
+  CHUNK_TARGET_BYTES, MAX_MANIFEST_BYTES, SnapshotManifestSchema, buildManifest, chunkInfos, entryLine, sumOfChunks, verifyChunk, verifyManifest, type SnapshotManifest,
   type TrustOptions
 } from './format.js'
 
@@ -49,47 +49,52 @@ function summary (file: string, manifest: SnapshotManifest, bytes: number): Snap
 export async function exportSnapshot (dataDir: string, file: string): Promise<SnapshotSummary> {
   const reader = StoreSnapshotReader.open(dataDir)
   try {
-    const head = reader.head()
-    const stored = reader.header(head.height)
-    if (head.height === 0 || stored === undefined || stored.commit === null) throw new Error('the chain has no committed block yet: nothing to snapshot')
-    const { header } = stored.block
-    if (header.state_hash === undefined) {
-      throw new Error(`block ${head.height} carries no state hash in its header (its genesis has no params.state_hash_height): a snapshot of it could not be checked`)
-    }
-    // first pass: the chunks' sizes and lanes, which the manifest at the front of the file needs
-    const chunks = chunkInfos(reader.entries())
-    const valset = reader.get(StateKeys.valset) as unknown as ValidatorSetState
-    const manifest = buildManifest({
-      chainId: reader.chainId(),
-      genesisHash: reader.genesisHash(),
-      header,
-      blockHash: stored.hash,
-      commit: stored.commit,
-      validators: validatorSetAt(valset, head.height),
-      chunks
-    })
-    if (sumOfChunks(chunks).digest() !== header.state_hash) throw new Error(`the store's state does not hash to the state hash in block ${head.height}'s header: the store is damaged`)
-    // second pass: the same entries in the same order, as text
-    const tmp = `${file}.partial`
-    const out = createWriteStream(tmp)
-    const write = async (text: string): Promise<void> => { if (!out.write(text)) await once(out, 'drain') }
-    await write(`${JSON.stringify(manifest)}\n`)
-    for (const [key, value] of reader.entries()) await write(entryLine(key, value))
-    out.end()
-    await once(out, 'finish')
-    const handle = await open(tmp, 'r+')
-    const size = (await handle.stat()).size
-    await handle.sync()
-    await handle.close()
-    await rename(tmp, file)
-    return summary(file, manifest, size)
+    return await writeSnapshot(reader, file)
   } finally {
     await reader.close()
   }
 }
 
+/** Writes the view `reader` holds (its head and every state entry) to `file`, through `file.partial`. */
+export async function writeSnapshot (reader: StoreSnapshotReader, file: string, chunkBytes = CHUNK_TARGET_BYTES): Promise<SnapshotSummary> {
+  const head = reader.head()
+  const stored = reader.header(head.height)
+  if (head.height === 0 || stored === undefined || stored.commit === null) throw new Error('the chain has no committed block yet: nothing to snapshot')
+  const { header } = stored.block
+  if (header.state_hash === undefined) {
+    throw new Error(`block ${head.height} carries no state hash in its header (its genesis has no params.state_hash_height): a snapshot of it could not be checked`)
+  }
+  // first pass: the chunks' sizes and lanes, which the manifest at the front of the file needs
+  const chunks = chunkInfos(reader.entries(), chunkBytes)
+  const valset = reader.get(StateKeys.valset) as unknown as ValidatorSetState
+  const manifest = buildManifest({
+    chainId: reader.chainId(),
+    genesisHash: reader.genesisHash(),
+    header,
+    blockHash: stored.hash,
+    commit: stored.commit,
+    validators: validatorSetAt(valset, head.height),
+    chunks
+  })
+  if (sumOfChunks(chunks).digest() !== header.state_hash) throw new Error(`the store's state does not hash to the state hash in block ${head.height}'s header: the store is damaged`)
+  // second pass: the same entries in the same order, as text
+  const tmp = `${file}.partial`
+  const out = createWriteStream(tmp)
+  const write = async (text: string): Promise<void> => { if (!out.write(text)) await once(out, 'drain') }
+  await write(`${JSON.stringify(manifest)}\n`)
+  for (const [key, value] of reader.entries()) await write(entryLine(key, value))
+  out.end()
+  await once(out, 'finish')
+  const handle = await open(tmp, 'r+')
+  const size = (await handle.stat()).size
+  await handle.sync()
+  await handle.close()
+  await rename(tmp, file)
+  return summary(file, manifest, size)
+}
+
 /** Reads the manifest line at the front of a snapshot file; returns it and where the chunks start. */
-async function readManifest (handle: FileHandle): Promise<{ manifest: SnapshotManifest, start: number }> {
+export async function readManifest (handle: FileHandle): Promise<{ manifest: SnapshotManifest, start: number }> {
   const parts: Buffer[] = []
   let read = 0
   for (;;) {
@@ -124,21 +129,46 @@ async function readManifest (handle: FileHandle): Promise<{ manifest: SnapshotMa
 export async function importSnapshot (file: string, dataDir: string, genesis: Genesis, trust: TrustOptions = {}): Promise<SnapshotSummary> {
   if (existsSync(join(dataDir, 'data.mdb'))) throw new Error(`${dataDir} already holds a chain store: import into a new home (kith init --home NEW --genesis genesis.json)`)
   const handle = await open(file, 'r')
-  const staging = join(dataDir, STAGING_DIR)
   try {
     const { manifest, start } = await readManifest(handle)
     const stateHash = verifyManifest(manifest, genesis, genesisHash(genesis), trust)
     const size = (await handle.stat()).size
     const expected = start + manifest.chunks.reduce((n, c) => n + c.bytes, 0)
     if (size !== expected) throw new KithError('SNAPSHOT_INVALID', `the file is ${size} bytes, its manifest accounts for ${expected}`)
+    await restoreStore(dataDir, manifest, stateHash, chunksOf(handle, manifest, start))
+    return summary(file, manifest, size)
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * Builds a store from a verified manifest's chunks (in order, each already checked against its
+ * lanes) aside in `dataDir`/.snapshot-import, checks the validator set in the state against the
+ * manifest's, and only then moves it into place: a crash at any step leaves no store, and the
+ * next attempt starts over.
+ */
+export async function restoreStore (dataDir: string, manifest: SnapshotManifest, stateHash: StateHash, chunks: AsyncIterable<Array<[string, StateValue]>>): Promise<void> {
+  if (existsSync(join(dataDir, 'data.mdb'))) throw new Error(`${dataDir} already holds a chain store`)
+  const staging = join(dataDir, STAGING_DIR)
+  try {
     await rm(staging, { recursive: true, force: true })
     await mkdir(staging, { recursive: true })
     const store = ChainStore.open(staging)
     let valset: ValidatorSetState | undefined
-    try {
-      await store.restoreSnapshot(chunksOf(handle, manifest, start, (entries) => {
+    let lastKey: string | undefined
+    async function * checked (): AsyncGenerator<Array<[string, StateValue]>> {
+      for await (const entries of chunks) {
+        // each chunk's keys increase; across chunks too, so no entry is given twice
+        const first = entries[0]?.[0]
+        if (first !== undefined && lastKey !== undefined && first <= lastKey) throw new KithError('SNAPSHOT_INVALID', `keys must increase strictly across chunks (${first} after ${lastKey})`)
+        lastKey = entries.at(-1)?.[0] ?? lastKey
         for (const [key, value] of entries) if (key === StateKeys.valset) valset = value as unknown as ValidatorSetState
-      }), {
+        yield entries
+      }
+    }
+    try {
+      await store.restoreSnapshot(checked(), {
         chainId: manifest.chain_id,
         genesisHash: manifest.genesis_hash,
         header: manifest.header,
@@ -154,15 +184,13 @@ export async function importSnapshot (file: string, dataDir: string, genesis: Ge
     }
     await rename(join(staging, 'data.mdb'), join(dataDir, 'data.mdb'))
     await syncDir(dataDir)
-    return summary(file, manifest, size)
   } finally {
-    await handle.close()
     await rm(staging, { recursive: true, force: true })
   }
 }
 
 /** The chunks of a verified manifest, read and checked one at a time. */
-async function * chunksOf (handle: FileHandle, manifest: SnapshotManifest, start: number, seen: (entries: Array<[string, StateValue]>) => void): AsyncGenerator<Array<[string, StateValue]>> {
+async function * chunksOf (handle: FileHandle, manifest: SnapshotManifest, start: number): AsyncGenerator<Array<[string, StateValue]>> {
   let offset = start
   let lastKey: string | undefined
   for (const [index, info] of manifest.chunks.entries()) {
@@ -172,7 +200,6 @@ async function * chunksOf (handle: FileHandle, manifest: SnapshotManifest, start
     const entries = verifyChunk(manifest, index, bytes, lastKey)
     lastKey = entries.at(-1)?.[0]
     offset += info.bytes
-    seen(entries)
     yield entries
   }
 }

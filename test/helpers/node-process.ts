@@ -59,6 +59,8 @@ export interface StartOptions {
   token?: string
   /** the flags make bin/kith run the node as its child (resource caps): `pid` is then the child's */
   relaunches?: boolean
+  /** sees every log line as it comes, from before the node is ready */
+  onLog?: (line: LogLine) => void
   /** more `bin/kith start` flags */
   args?: string[]
   /**
@@ -191,6 +193,7 @@ export class NodeProcess {
         rejectReady(new Error(`node exited before it was ready (code ${String(code)}, signal ${String(signal)})\n${this.tail()}`))
       })
       this.readLines(child, (line) => {
+        this.opts.onLog?.(line)
         if (line.msg === 'http listening') { clearTimeout(timer); resolveReady(line) }
       })
     })

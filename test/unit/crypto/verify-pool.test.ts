@@ -2,7 +2,7 @@
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { VerifyPool, generateKeyPair, sign, verify } from '../../../src/crypto/index.js'
-import { packBatch, verifyPacked } from '../../../src/crypto/verify-worker.js'
+import { packBatch, verifyPacked } from '../../../src/crypto/verify-batch.js'
 
 describe('VerifyPool', () => {
   const pool = new VerifyPool(2)
