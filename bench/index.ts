@@ -37,7 +37,8 @@
  * LtHash of the state, beside the chained state root) unless --no-state-hash.
  *
  * Then the snapshot benchmark (bench/snapshot.ts: import, export and start of a node on a
- * snapshot of 100,000 and 1,000,000 accounts) unless --no-snapshot; --quick runs 100,000.
+ * snapshot of 100,000 and 1,000,000 accounts, a new node joining by state sync from a peer that
+ * offers it, and joining by replay) unless --no-snapshot; --quick runs 100,000.
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'

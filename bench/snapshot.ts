@@ -9,20 +9,26 @@
  * (home B), and a node started on B until `GET /api/well-known-version` answers (time to serve
  * reads). Reported: file size, import and export time, entries per second, and the start.
  *
+ * Then state sync: home A's node (the chain's validator) starts with the synthetic snapshot among
+ * its own (data/snapshots/1.snapshot), and a new home of the chain starts with `--state-sync` and A
+ * as its peer; timed from its spawn until it answers reads (the snapshot fetched over libp2p in
+ * chunks, each checked, the store built aside and moved in place), then until it has block-synced
+ * to A's head.
+ *
  * Beside it, joining by replay: a single validator commits REPLAY_BLOCKS empty blocks, one every
  * 10 ms (`--block-interval-ms 10`, the least allowed), is restarted so that it stops making more, and a new node of
  * the same chain syncs them from it over libp2p (block sync: each block checked against its
  * certificate and executed). Empty blocks are the cheapest to replay, so the rate is an upper
  * bound: a year at one block a second is 31,536,000 blocks.
  *
- * Run: node dist/bench/snapshot.js [--quick] [--accounts 100000,1000000] [--replay-blocks N]
+ * Run: node dist/bench/snapshot.js [--quick] [--accounts 100000,1000000] [--replay-blocks N, 0 for none]
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { loadHome } from '../src/node/index.js'
-import { exportSnapshot, importSnapshot } from '../src/snapshot/index.js'
+import { SNAPSHOT_DIR, exportSnapshot, importSnapshot } from '../src/snapshot/index.js'
 import { describeMachine, machineInfo } from './lib/proc.js'
 import { freePort } from './lib/harness.js'
 import { kithInit, startKith } from './lib/processes.js'
@@ -41,6 +47,10 @@ export interface SnapshotRun {
   exportMs: number
   /** spawn of `kith start` on the imported home to its first answer */
   startMs: number
+  /** spawn of `kith start --state-sync` on a new home to its first answer: the snapshot fetched from a peer over libp2p, checked, stored */
+  stateSyncMs: number
+  /** from that first answer until it had block-synced to its peer's head */
+  followMs: number
 }
 
 export const DEFAULT_REPLAY_BLOCKS = 10_000
@@ -55,7 +65,8 @@ export interface ReplayRun {
 
 export interface SnapshotBenchResult {
   runs: SnapshotRun[]
-  replay: ReplayRun
+  /** absent with --replay-blocks 0 */
+  replay?: ReplayRun
   machine: string
 }
 
@@ -106,6 +117,31 @@ export async function runReplay (blocks: number, log: (line: string) => void): P
   }
 }
 
+/** A new home joins the chain of `serverHome` (which offers `snapshotFile` at height 1) by state sync. */
+async function joinByStateSync (serverHome: string, snapshotFile: string, home: string, log: (line: string) => void): Promise<{ stateSyncMs: number, followMs: number }> {
+  const server = await loadHome(serverHome)
+  mkdirSync(path.join(server.dataDir, SNAPSHOT_DIR), { recursive: true })
+  copyFileSync(snapshotFile, path.join(server.dataDir, SNAPSHOT_DIR, '1.snapshot'))
+  const p2pPort = await freePort()
+  const listen = `/ip4/127.0.0.1/tcp/${p2pPort}`
+  // it keeps committing meanwhile (the synced node must catch up), but takes no snapshot of its own
+  const validator = await startKith({ home: serverHome, p2pListen: listen, args: ['--block-interval-ms', '1000', '--empty-blocks', 'true', '--snapshot-interval', '0'], log })
+  try {
+    const nodeId = ((await (await fetch(`http://127.0.0.1:${validator.port}/api/network-info`)).json()) as { node_id: string }).node_id
+    await kithInit(home, ['--genesis', path.join(serverHome, 'genesis.json')])
+    writeFileSync(path.join(home, 'config.json'), JSON.stringify({ peers: [`${listen}/p2p/${nodeId}`] }))
+    const joiner = await startKith({ home, args: ['--state-sync'], timeoutMs: 10 * 60_000, log })
+    const t0 = performance.now()
+    const target = await heightOf(validator.port)
+    await until(async () => (await heightOf(joiner.port)) >= target, 'following after state sync', 5 * 60_000)
+    const followMs = performance.now() - t0
+    await joiner.stop()
+    return { stateSyncMs: joiner.startMs, followMs }
+  } finally {
+    await validator.stop()
+  }
+}
+
 export async function runSnapshotBench (sizes: number[] = DEFAULT_SNAPSHOT_ACCOUNTS, replayBlocks = DEFAULT_REPLAY_BLOCKS, log: (line: string) => void = (l) => console.error(l)): Promise<SnapshotBenchResult> {
   const runs: SnapshotRun[] = []
   for (const accounts of sizes) {
@@ -137,31 +173,36 @@ export async function runSnapshotBench (sizes: number[] = DEFAULT_SNAPSHOT_ACCOU
       log('snapshot: start...')
       const node = await startKith({ home: homeB, log })
       await node.stop()
-      runs.push({ accounts, entries: manifest.entries, chunks: manifest.chunks.length, fileBytes: statSync(exported).size, generateMs, importMs, exportMs, startMs: node.startMs })
+      log('snapshot: state sync...')
+      const { stateSyncMs, followMs } = await joinByStateSync(homeA, file, path.join(dir, 'c'), log)
+      runs.push({ accounts, entries: manifest.entries, chunks: manifest.chunks.length, fileBytes: statSync(exported).size, generateMs, importMs, exportMs, startMs: node.startMs, stateSyncMs, followMs })
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
   }
-  const replay = await runReplay(replayBlocks, log)
-  return { runs, replay, machine: describeMachine(machineInfo()) }
+  const replay = replayBlocks > 0 ? await runReplay(replayBlocks, log) : undefined
+  return { runs, ...(replay !== undefined ? { replay } : {}), machine: describeMachine(machineInfo()) }
 }
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(1)
 const perSecond = (n: number, ms: number): string => Math.round(n / (ms / 1000)).toLocaleString('en-US')
 
 export function formatSnapshotBench (r: SnapshotBenchResult): string {
+  const replay = r.replay
   return [
     `Snapshots of the genesis state plus N accounts, ${r.machine}:`,
     '',
-    '| accounts | entries | chunks | file, MiB | import, s (entries/s) | export, s (entries/s) | start to first answer, s |',
-    '|--:|--:|--:|--:|--:|--:|--:|',
+    '| accounts | entries | chunks | file, MiB | import, s (entries/s) | export, s (entries/s) | start to first answer, s | state sync: spawn to first answer, s | then to the head, s |',
+    '|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
     ...r.runs.map((x) => `| ${x.accounts.toLocaleString('en-US')} | ${x.entries.toLocaleString('en-US')} | ${x.chunks} | ${(x.fileBytes / 2 ** 20).toFixed(0)} | ` +
-      `${seconds(x.importMs)} (${perSecond(x.entries, x.importMs)}) | ${seconds(x.exportMs)} (${perSecond(x.entries, x.exportMs)}) | ${seconds(x.startMs)} |`),
-    '',
-    `Joining by replay instead: a new node had block-synced ${r.replay.blocks.toLocaleString('en-US')} empty blocks from a validator ${seconds(r.replay.syncMs)} s after its spawn, ` +
-      `${perSecond(r.replay.blocks, r.replay.syncMs)} blocks/s with its start-up counted (the validator made them at ${Math.round(r.replay.makeRate).toLocaleString('en-US')} blocks/s). ` +
-      `At that rate 1,000,000 blocks take ${seconds(1_000_000 / (r.replay.blocks / r.replay.syncMs))} s and a year at one block a second ` +
-      `${(31_536_000 / (r.replay.blocks / r.replay.syncMs) / 3_600_000).toFixed(1)} h, before any transaction is executed.`
+      `${seconds(x.importMs)} (${perSecond(x.entries, x.importMs)}) | ${seconds(x.exportMs)} (${perSecond(x.entries, x.exportMs)}) | ${seconds(x.startMs)} | ` +
+      `${seconds(x.stateSyncMs)} | ${seconds(x.followMs)} |`),
+    ...(replay === undefined
+      ? []
+      : ['', `Joining by replay instead: a new node had block-synced ${replay.blocks.toLocaleString('en-US')} empty blocks from a validator ${seconds(replay.syncMs)} s after its spawn, ` +
+        `${perSecond(replay.blocks, replay.syncMs)} blocks/s with its start-up counted (the validator made them at ${Math.round(replay.makeRate).toLocaleString('en-US')} blocks/s). ` +
+        `At that rate 1,000,000 blocks take ${seconds(1_000_000 / (replay.blocks / replay.syncMs))} s and a year at one block a second ` +
+        `${(31_536_000 / (replay.blocks / replay.syncMs) / 3_600_000).toFixed(1)} h, before any transaction is executed.`])
   ].join('\n')
 }
 

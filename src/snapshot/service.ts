@@ -100,8 +100,6 @@ export class SnapshotService {
       }
     }
     await service.prune()
-    // started now, so that a snapshot height does not wait for a thread to start
-    if (opts.interval > 0) service.thread()
     return service
   }
 
@@ -116,7 +114,11 @@ export class SnapshotService {
    */
   async afterCommit (height: number): Promise<void> {
     const { interval, log } = this.opts
-    if (interval === 0 || height % interval !== 0 || height < this.opts.firstHeight || this.stopped) return
+    if (interval === 0 || height + 1 < this.opts.firstHeight || this.stopped) return
+    // the thread starts a block ahead (its start costs ~0.4 s of CPU, which a node that never
+    // reaches a snapshot height, or the commit waiting for the pin, should not pay); then it stays
+    if ((height + 1) % interval === 0) this.thread()
+    if (height % interval !== 0 || height < this.opts.firstHeight) return
     if (this.taking !== undefined) {
       log.warn({ height }, 'skipping a snapshot: the one before is still being written (raise --snapshot-interval)')
       return
