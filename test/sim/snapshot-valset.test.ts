@@ -27,22 +27,12 @@ import { ChainStore } from '../../src/storage/index.js'
 import { buildManifest, chunkInfos, entryLine, sumOfChunks, verifyChunk, verifyManifest, type SnapshotManifest } from '../../src/snapshot/index.js'
 import { restoreStore } from '../../src/snapshot/file.js'
 import { withTempDir } from '../unit/relay/helpers.js'
+import { rng } from './simulator.js'
 
 const HEIGHTS = 150
 const SNAPSHOT_EVERY = 10
 const GENESIS_POWER = 5
 const T0 = Date.parse('2026-03-01T00:00:00Z')
-
-function mulberry32 (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 interface Identity { key: KeyPair, pub: string }
 
@@ -119,7 +109,7 @@ function chunkBytes (manifest: SnapshotManifest, entries: Array<[string, StateVa
 }
 
 async function simulate (seed: number, dir: string): Promise<{ refusedOnGenesisTrust: number, snapshots: number, setChanges: number }> {
-  const random = mulberry32(seed)
+  const random = rng(seed)
   const state = new MemoryState()
   for (const [k, v] of genesisState(GENESIS).state.data) state.data.set(k, v)
   const genesisPower = new Map(GENESIS.validators.map((v) => [v.pub_key, v.power]))
