@@ -124,8 +124,8 @@ async function joinByStateSync (serverHome: string, snapshotFile: string, home: 
   copyFileSync(snapshotFile, path.join(server.dataDir, SNAPSHOT_DIR, '1.snapshot'))
   const p2pPort = await freePort()
   const listen = `/ip4/127.0.0.1/tcp/${p2pPort}`
-  // it keeps committing meanwhile (the synced node must catch up), but takes no snapshot of its own
-  const validator = await startKith({ home: serverHome, p2pListen: listen, args: ['--block-interval-ms', '1000', '--empty-blocks', 'true', '--snapshot-interval', '0'], log })
+  // it keeps committing meanwhile (the synced node must catch up), and offers the snapshot given (its interval is too long to take one of its own)
+  const validator = await startKith({ home: serverHome, p2pListen: listen, args: ['--block-interval-ms', '1000', '--empty-blocks', 'true', '--snapshot-interval', '1000000000'], log })
   try {
     const nodeId = ((await (await fetch(`http://127.0.0.1:${validator.port}/api/network-info`)).json()) as { node_id: string }).node_id
     await kithInit(home, ['--genesis', path.join(serverHome, 'genesis.json')])
