@@ -63,6 +63,8 @@ interface Held {
 }
 
 export const SNAPSHOT_DIR = 'snapshots'
+/** how long a commit waits for the snapshot thread to open its read transaction (it takes milliseconds) */
+const PIN_TIMEOUT_MS = 2000
 const SUFFIX = '.snapshot'
 
 export class SnapshotService {
@@ -157,7 +159,13 @@ export class SnapshotService {
       worker.on('exit', onExit)
       worker.postMessage(job)
     }).finally(() => { this.taking = undefined })
-    await pinnedOrEnded
+    // the chain must not stall on a thread that does not answer: past the bound it goes on, and
+    // the thread, pinning late, finds a newer head and gives this snapshot up
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, PIN_TIMEOUT_MS) })
+    const outcome = await Promise.race([pinnedOrEnded.then(() => 'answered'), late.then(() => 'late')])
+    clearTimeout(timer)
+    if (outcome === 'late') log.warn({ height, waitedMs: Date.now() - started }, 'the snapshot thread did not pin its view in time; commits go on')
   }
 
   /** The snapshot thread, started once (and again if it died). */
