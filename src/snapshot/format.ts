@@ -54,6 +54,18 @@ function invalid (message: string): KithError {
   return new KithError('SNAPSHOT_INVALID', message)
 }
 
+const UNTRUSTED = Symbol('untrusted')
+
+/** A manifest that is well made and certified, but by validators this node has no reason to trust (yet). */
+function untrusted (message: string): KithError {
+  return Object.assign(invalid(message), { [UNTRUSTED]: true })
+}
+
+/** Whether verifyManifest refused on trust alone: the operator's trust settings, not the peer, are at issue. */
+export function isTrustFailure (err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { [UNTRUSTED]?: boolean })[UNTRUSTED] === true
+}
+
 /** One state entry as a chunk holds it: a line of canonical JSON. */
 export function entryLine (key: string, value: StateValue): string {
   return `${canonicalJson([key, value])}\n`
@@ -125,11 +137,11 @@ export function verifyManifest (manifest: SnapshotManifest, genesis: Genesis, ge
   const validators: Validator[] = manifest.validators
   if (!verifyCommit(genesis.chain_id, commit, validators)) throw invalid('the certificate is not signed by more than two thirds of the snapshot\'s validators')
   if (trust.trustHash !== undefined) {
-    if (trust.trustHash !== manifest.block_hash) throw invalid(`block ${manifest.height} is ${manifest.block_hash}, not the trusted ${trust.trustHash}`)
+    if (trust.trustHash !== manifest.block_hash) throw untrusted(`block ${manifest.height} is ${manifest.block_hash}, not the trusted ${trust.trustHash}`)
   } else {
     const anchor = genesis.validators.map((v) => ({ pub_key: v.pub_key, power: v.power }))
     if (signedPower(genesis.chain_id, commit, anchor) * 3 <= totalPower(anchor)) {
-      throw invalid('no third of the genesis validators signed this block: the validator set changed since genesis, so name the block hash to trust (--trust-hash)')
+      throw untrusted('no third of the genesis validators signed this block: the validator set changed since genesis, so name the block hash to trust (--trust-hash)')
     }
   }
   const total = sumOfChunks(manifest.chunks)

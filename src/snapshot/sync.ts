@@ -10,7 +10,7 @@ import type { Logger } from 'pino'
 import { genesisHash, type Genesis, type StateValue } from '../chain/index.js'
 import { KithError } from '../errors/index.js'
 import { restoreStore } from './file.js'
-import { SnapshotManifestSchema, verifyChunk, verifyManifest, type SnapshotManifest, type TrustOptions } from './format.js'
+import { SnapshotManifestSchema, isTrustFailure, verifyChunk, verifyManifest, type SnapshotManifest, type TrustOptions } from './format.js'
 import { SnapshotOffersSchema, type SnapshotOffer, type SnapshotRequest } from './protocol.js'
 
 /** How the sync reaches peers: the libp2p host, or a test's stand-in. */
@@ -161,6 +161,8 @@ export class StateSync {
         const stateHash = verifyManifest(manifest, genesis, genesisHash(genesis), trust ?? {})
         return { manifest, stateHash }
       } catch (err) {
+        // certified by validators the genesis does not vouch for: the operator must say whom to trust
+        if (isTrustFailure(err)) throw new Error(`${(err as Error).message}: start with --state-sync-trust-hash <the block hash at height ${candidate.offer.height}, from a node you trust>`)
         this.drop(peer, `bad manifest: ${err instanceof Error ? err.message : String(err)}`)
       }
     }
