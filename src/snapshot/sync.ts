@@ -162,7 +162,7 @@ export class StateSync {
         return { manifest, stateHash }
       } catch (err) {
         // certified by validators the genesis does not vouch for: the operator must say whom to trust
-        if (isTrustFailure(err)) throw new Error(`${(err as Error).message}: start with --state-sync-trust-hash <the block hash at height ${candidate.offer.height}, from a node you trust>`)
+        if (isTrustFailure(err)) throw new Error(`${(err as Error).message}: start with --state-sync-trust-hash <the block hash at height ${candidate.offer.height}, from a node you trust>`, { cause: err })
         this.drop(peer, `bad manifest: ${err instanceof Error ? err.message : String(err)}`)
       }
     }
