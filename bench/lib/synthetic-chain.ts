@@ -5,7 +5,7 @@
  * the block, the parent's certificate in each, a precommit of the validator over each). A node
  * that block-syncs them checks every certificate and executes every block, as on a real chain.
  */
-import { blockHash, commitHash, genesisHash, genesisState, headerCarriesStateHash, selectBlockTxs, txRoot, type Block, type Commit } from '../../src/chain/index.js'
+import { assembleBlock, blockHash, genesisHash, genesisState, selectBlockTxs, type Commit } from '../../src/chain/index.js'
 import { voteSignBytes } from '../../src/consensus/index.js'
 import { genesisContracts, startContractEngine } from '../../src/contracts/index.js'
 import { sign, toBase64, toHex } from '../../src/crypto/index.js'
@@ -40,21 +40,18 @@ export async function writeReplayableChain (homeDir: string, blocks: number, log
       const time = firstTime + i * 1000 - 1000
       const selection = selectBlockTxs(store, [], { height, time, proposer: validator, params: genesis.params }, head.state_root, () => false)
       const stateHash = store.stateHashAfter(selection.writes)
-      const block: Block = {
-        header: {
-          chain_id: genesis.chain_id,
-          height,
-          time,
-          prev_hash: head.hash,
-          tx_root: txRoot([]),
-          state_root: selection.stateRoot,
-          proposer: validator,
-          last_commit_hash: commitHash(lastCommit),
-          ...(headerCarriesStateHash(genesis.params, height) ? { state_hash: stateHash.digest() } : {})
-        },
+      const block = assembleBlock({
+        chainId: genesis.chain_id,
+        params: genesis.params,
+        height,
+        time,
+        prevHash: head.hash,
         txs: [],
-        last_commit: lastCommit
-      }
+        stateRoot: selection.stateRoot,
+        stateHash: stateHash.digest(),
+        proposer: validator,
+        lastCommit
+      })
       const hash = blockHash(block.header)
       const signature = toBase64(sign(voteSignBytes(genesis.chain_id, { type: 'precommit', height, round: 0, block_hash: hash }), home.validatorKey.secretKey))
       const commit: Commit = { height, round: 0, block_hash: hash, signatures: [{ validator, signature }] }

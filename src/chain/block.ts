@@ -104,3 +104,37 @@ export function commitHash (commit: Commit | null): string {
     commit.height, commit.round, commit.block_hash, commit.signatures.map((s) => [s.validator, s.signature])
   ]), 'utf8'))
 }
+
+/**
+ * A block on top of its parent: the header's links and roots, and the state hash from the
+ * genesis' state_hash_height on. The proposer and any block generator assemble blocks here.
+ */
+export function assembleBlock (parts: {
+  chainId: string
+  params: { state_hash_height?: number }
+  height: number
+  time: number
+  prevHash: string
+  txs: Transaction[]
+  stateRoot: string
+  /** StateHash.digest() after the block */
+  stateHash: string
+  proposer: string
+  lastCommit: Commit | null
+}): Block {
+  return {
+    header: {
+      chain_id: parts.chainId,
+      height: parts.height,
+      time: parts.time,
+      prev_hash: parts.prevHash,
+      tx_root: txRoot(parts.txs),
+      state_root: parts.stateRoot,
+      proposer: parts.proposer,
+      last_commit_hash: commitHash(parts.lastCommit),
+      ...(headerCarriesStateHash(parts.params, parts.height) ? { state_hash: parts.stateHash } : {})
+    },
+    txs: parts.txs,
+    last_commit: parts.lastCommit
+  }
+}

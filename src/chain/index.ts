@@ -5,7 +5,7 @@
  */
 export { ADDRESS_PREFIX, addressOf, isPubkeyHex, pubkeyOfAddress, resolveAccount } from './address.js'
 export { MICRO_PER_TOKEN, formatAmount } from './amount.js'
-export { BlockHeaderSchema, CommitSchema, HashSchema, blockHash, commitHash, headerCarriesStateHash, txRoot, txRootAndBytes } from './block.js'
+export { BlockHeaderSchema, CommitSchema, HashSchema, assembleBlock, blockHash, commitHash, headerCarriesStateHash, txRoot, txRootAndBytes } from './block.js'
 export type { Block, BlockHeader, Commit, CommitSignature } from './block.js'
 export { canonicalJson } from './canonical-json.js'
 export { ChainParamsSchema, GenesisSchema, genesisHash, genesisState, NEW_CHAIN_PARAMS } from './genesis.js'

@@ -7,8 +7,8 @@
  */
 import type { Logger } from 'pino'
 import {
-  blockHash as hashBlock, checkStateless, commitHash, encodePayload, executeBlock, formatTimestamp, maxBlockTxs, rewardTxId, selectBlockTxs, signTx,
-  headerCarriesStateHash, signingBytes, txRoot, verifyTxSignature, MAX_BLOCK_TXS, type Block, type BlockContext, type CheckedTx, type Genesis, type StateHash, type StateReader,
+  blockHash as hashBlock, assembleBlock, checkStateless, encodePayload, executeBlock, formatTimestamp, maxBlockTxs, rewardTxId, selectBlockTxs, signTx,
+  headerCarriesStateHash, signingBytes, verifyTxSignature, MAX_BLOCK_TXS, type Block, type BlockContext, type CheckedTx, type Genesis, type StateHash, type StateReader,
   type Transaction, type WriteSet
 } from '../chain/index.js'
 import type { Validator } from '../consensus/index.js'
@@ -80,21 +80,18 @@ export class Blocks {
     for (const { tx, error } of selection.rejected) this.deps.log.warn({ txId: tx.id, code: error.code, reason: error.message }, 'dropping transaction that no longer applies')
     const lastCommit = head.height === 0 ? null : (store.getCommit(head.height) ?? null)
     const stateHash = store.stateHashAfter(selection.writes)
-    const block: Block = {
-      header: {
-        chain_id: genesis.chain_id,
-        height,
-        time,
-        prev_hash: head.hash,
-        tx_root: txRoot(selection.included),
-        state_root: selection.stateRoot,
-        proposer: validatorPub,
-        last_commit_hash: commitHash(lastCommit),
-        ...(headerCarriesStateHash(genesis.params, height) ? { state_hash: stateHash.digest() } : {})
-      },
+    const block = assembleBlock({
+      chainId: genesis.chain_id,
+      params: genesis.params,
+      height,
+      time,
+      prevHash: head.hash,
       txs: selection.included,
-      last_commit: lastCommit
-    }
+      stateRoot: selection.stateRoot,
+      stateHash: stateHash.digest(),
+      proposer: validatorPub,
+      lastCommit
+    })
     const blockHash = hashBlock(block.header)
     this.executed.set(blockHash, {
       writes: selection.writes,

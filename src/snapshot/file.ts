@@ -94,7 +94,7 @@ export async function writeSnapshot (reader: StoreSnapshotReader, file: string, 
 }
 
 /** Reads the manifest line at the front of a snapshot file; returns it and where the chunks start. */
-export async function readManifest (handle: FileHandle): Promise<{ manifest: SnapshotManifest, start: number }> {
+export async function readManifest (handle: FileHandle): Promise<{ manifest: SnapshotManifest, start: number, line: Buffer }> {
   const parts: Buffer[] = []
   let read = 0
   for (;;) {
@@ -111,13 +111,14 @@ export async function readManifest (handle: FileHandle): Promise<{ manifest: Sna
     read += bytesRead
     if (read >= MAX_MANIFEST_BYTES) throw new KithError('SNAPSHOT_INVALID', `no manifest line in the first ${MAX_MANIFEST_BYTES} bytes: not a kith snapshot`)
   }
+  const line = Buffer.concat(parts)
   let json: unknown
   try {
-    json = JSON.parse(Buffer.concat(parts).toString('utf8'))
+    json = JSON.parse(line.toString('utf8'))
   } catch {
     throw new KithError('SNAPSHOT_INVALID', 'the first line is not JSON: not a kith snapshot')
   }
-  return { manifest: parseOrThrow(SnapshotManifestSchema, json, 'SNAPSHOT_INVALID', 'the snapshot manifest'), start: read }
+  return { manifest: parseOrThrow(SnapshotManifestSchema, json, 'SNAPSHOT_INVALID', 'the snapshot manifest'), start: read, line }
 }
 
 /**
@@ -192,15 +193,13 @@ export async function restoreStore (dataDir: string, manifest: SnapshotManifest,
 /** The chunks of a verified manifest, read and checked one at a time. */
 async function * chunksOf (handle: FileHandle, manifest: SnapshotManifest, start: number): AsyncGenerator<Array<[string, StateValue]>> {
   let offset = start
-  let lastKey: string | undefined
   for (const [index, info] of manifest.chunks.entries()) {
     const bytes = Buffer.alloc(info.bytes)
     const { bytesRead } = await handle.read(bytes, 0, info.bytes, offset)
     if (bytesRead !== info.bytes) throw new KithError('SNAPSHOT_INVALID', `the file ends inside chunk ${index}`)
-    const entries = verifyChunk(manifest, index, bytes, lastKey)
-    lastKey = entries.at(-1)?.[0]
     offset += info.bytes
-    yield entries
+    // keys increasing across chunks: restoreStore checks that, for files and peers alike
+    yield verifyChunk(manifest, index, bytes, undefined)
   }
 }
 

@@ -260,13 +260,11 @@ export class SnapshotService {
 async function load (file: string): Promise<Held> {
   const handle = await open(file, 'r')
   try {
-    const { manifest, start } = await readManifest(handle)
+    const { manifest, start, line } = await readManifest(handle)
     const offsets = [start]
     for (const chunk of manifest.chunks) offsets.push((offsets.at(-1) as number) + chunk.bytes)
     const size = (await handle.stat()).size
     if (size !== offsets.at(-1)) throw new Error(`the file is ${size} bytes, its manifest accounts for ${String(offsets.at(-1))}`)
-    const line = Buffer.alloc(start - 1)
-    await handle.read(line, 0, line.length, 0)
     if (line.length > MAX_RESPONSE_BYTES) throw new Error(`its manifest is ${line.length} bytes, more than one response carries`)
     return { offer: { height: manifest.height, block_hash: manifest.block_hash, chunks: manifest.chunks.length, manifest_bytes: line.length }, file, manifest: line, offsets }
   } finally {

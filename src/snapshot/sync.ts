@@ -7,7 +7,7 @@
  * the sync and the chunk fetched from another; one that times out or is busy is asked again later.
  */
 import type { Logger } from 'pino'
-import { genesisHash, type Genesis, type StateValue } from '../chain/index.js'
+import { genesisHash, type Genesis, type StateHash, type StateValue } from '../chain/index.js'
 import { KithError } from '../errors/index.js'
 import { restoreStore } from './file.js'
 import { SnapshotManifestSchema, isTrustFailure, verifyChunk, verifyManifest, type SnapshotManifest, type TrustOptions } from './format.js'
@@ -144,7 +144,7 @@ export class StateSync {
   }
 
   /** The manifest from the first peer whose copy checks out. */
-  private async fetchManifest (candidate: Candidate): Promise<{ manifest: SnapshotManifest, stateHash: ReturnType<typeof verifyManifest> }> {
+  private async fetchManifest (candidate: Candidate): Promise<{ manifest: SnapshotManifest, stateHash: StateHash }> {
     const { genesis, trust } = this.opts
     for (const peer of candidate.peers) {
       if (this.dropped.has(peer)) continue
