@@ -28,7 +28,7 @@ const GENESIS: Genesis = GenesisSchema.parse({
   validators: [{ pub_key: VALIDATOR, power: 1 }]
 })
 
-type Behaviour = 'honest' | 'lies-chunks' | 'lies-manifest' | 'silent'
+type Behaviour = 'honest' | 'lies-chunks' | 'lies-manifest' | 'silent' | 'garbage' | 'floods-offers'
 
 interface Fixture {
   dir: string
@@ -63,6 +63,11 @@ function network (peers: Record<string, [SnapshotService, Behaviour]>, calls: st
       const [service, behaviour] = peers[id]
       const request = JSON.parse(Buffer.from(data).toString('utf8')) as { type: string, index?: number }
       calls.push(`${id}:${request.type}${request.index !== undefined ? `:${request.index}` : ''}`)
+      if (behaviour === 'garbage') return Buffer.from('\u0000not json at all\uffff')
+      if (behaviour === 'floods-offers' && request.type === 'snapshots') {
+        // more offers than any node keeps, each naming a height nobody has
+        return Buffer.from(JSON.stringify({ snapshots: Array.from({ length: 10_000 }, (_, i) => ({ height: i + 2, block_hash: 'ef'.repeat(32), chunks: 1, manifest_bytes: 1 })) }))
+      }
       if (behaviour === 'silent') {
         await new Promise((resolve) => setTimeout(resolve, timeoutMs))
         throw new Error(`request to ${id} timed out after ${timeoutMs} ms`)
@@ -148,6 +153,23 @@ describe('state sync from peers', () => {
       await mkdir(other)
       await assert.rejects(new StateSync({ dataDir: other, genesis: GENESIS, network: network(empty), log: silent, discoveryMs: 1500 }).run(), /no peer offered a snapshot that could be synced within 1500 ms/)
       assert.ok(!existsSync(join(other, 'data.mdb')))
+    })
+  })
+  test('a peer that answers garbage, or floods its list of offers, is not a source: the sync takes the honest peer\'s snapshot', async () => {
+    await withTempDir(async (dir) => {
+      const { file } = await fixture(dir)
+      const calls: string[] = []
+      const peers = {
+        garbage: [await peer(dir, 'garbage', [[file, 1]]), 'garbage'],
+        flooder: [await peer(dir, 'flooder', [[file, 1]]), 'floods-offers'],
+        honest: [await peer(dir, 'honest', [[file, 1]]), 'honest']
+      } satisfies Record<string, [SnapshotService, Behaviour]>
+      const dataDir = join(dir, 'new')
+      await mkdir(dataDir)
+      const result = await new StateSync({ dataDir, genesis: GENESIS, network: network(peers, calls), log: silent, discoveryMs: 5000 }).run()
+      assert.equal(result.height, 1)
+      assert.deepEqual(result.served_by, ['honest'])
+      assert.deepEqual(calls.filter((c) => !c.startsWith('honest:') && c.split(':')[1] !== 'snapshots'), [], 'nothing but the list was asked of them')
     })
   })
 })
