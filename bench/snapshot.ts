@@ -22,8 +22,9 @@
  * bound: a year at one block a second is 31,536,000 blocks.
  *
  * Run: node dist/bench/snapshot.js [--quick] [--accounts 100000,1000000] [--replay-blocks N, 0 for none]
+ *  or: node dist/bench/snapshot.js --long-chain --accounts 1000000 --replay-blocks 1000000 (runLongChain: about 50 minutes)
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -33,7 +34,7 @@ import { describeMachine, machineInfo } from './lib/proc.js'
 import { freePort } from './lib/harness.js'
 import { kithInit, startKith } from './lib/processes.js'
 import { writeReplayableChain } from './lib/synthetic-chain.js'
-import { writeSyntheticSnapshot } from './lib/synthetic-snapshot.js'
+import { syntheticAccount, writeSyntheticSnapshot } from './lib/synthetic-snapshot.js'
 
 export const DEFAULT_SNAPSHOT_ACCOUNTS = [100_000, 1_000_000]
 export const QUICK_SNAPSHOT_ACCOUNTS = [100_000]
@@ -95,37 +96,44 @@ export async function runReplay (blocks: number, log: (line: string) => void): P
   try {
     const homeA = path.join(dir, 'validator')
     await kithInit(homeA)
-    const p2pPort = await freePort()
-    const listen = `/ip4/127.0.0.1/tcp/${p2pPort}`
     log(`replay: writing ${blocks.toLocaleString('en-US')} blocks...`)
     const t0 = performance.now()
     await writeReplayableChain(homeA, blocks, log)
     const makeRate = blocks / ((performance.now() - t0) / 1000)
-    // started with nothing to commit and no heartbeat: the chain stays where it is
-    const validator = await startKith({ home: homeA, p2pListen: listen, args: ['--empty-blocks', 'false', '--empty-block-interval-ms', '0'], log })
-    const target = await heightOf(validator.port)
-    const nodeId = ((await (await fetch(`http://127.0.0.1:${validator.port}/api/network-info`)).json()) as { node_id: string }).node_id
-    const homeB = path.join(dir, 'joiner')
-    await kithInit(homeB, ['--genesis', path.join(homeA, 'genesis.json')])
-    writeFileSync(path.join(homeB, 'config.json'), JSON.stringify({ peers: [`${listen}/p2p/${nodeId}`] }))
-    log('replay: a new node syncs them...')
-    const t1 = performance.now()
-    const joiner = await startKith({ home: homeB, log })
-    await until(async () => (await heightOf(joiner.port)) >= target, 'block sync', 60 * 60_000)
-    const syncMs = performance.now() - t1
-    await joiner.stop()
-    await validator.stop()
-    return { blocks: target, makeRate, syncMs }
+    return { ...(await joinByReplay(homeA, path.join(dir, 'joiner'), log)), makeRate }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
-/** A new home joins the chain of `serverHome` (which offers `snapshotFile` at height 1) by state sync. */
-async function joinByStateSync (serverHome: string, snapshotFile: string, home: string, log: (line: string) => void): Promise<{ stateSyncMs: number, followMs: number }> {
+/** A new home joins the chain of `serverHome` by block sync from genesis; timed from its spawn until it reaches the server's head. */
+async function joinByReplay (serverHome: string, home: string, log: (line: string) => void): Promise<{ blocks: number, syncMs: number }> {
+  const p2pPort = await freePort()
+  const listen = `/ip4/127.0.0.1/tcp/${p2pPort}`
+  // started with nothing to commit and no heartbeat: the chain stays where it is
+  const validator = await startKith({ home: serverHome, p2pListen: listen, args: ['--empty-blocks', 'false', '--empty-block-interval-ms', '0', '--snapshot-interval', '0'], log })
+  try {
+    const target = await heightOf(validator.port)
+    const nodeId = ((await (await fetch(`http://127.0.0.1:${validator.port}/api/network-info`)).json()) as { node_id: string }).node_id
+    await kithInit(home, ['--genesis', path.join(serverHome, 'genesis.json')])
+    writeFileSync(path.join(home, 'config.json'), JSON.stringify({ peers: [`${listen}/p2p/${nodeId}`] }))
+    log('replay: a new node syncs them...')
+    const t1 = performance.now()
+    const joiner = await startKith({ home, args: ['--snapshot-interval', '0'], log })
+    await until(async () => (await heightOf(joiner.port)) >= target, 'block sync', 3 * 60 * 60_000)
+    const syncMs = performance.now() - t1
+    await joiner.stop()
+    return { blocks: target, syncMs }
+  } finally {
+    await validator.stop()
+  }
+}
+
+/** A new home joins the chain of `serverHome` (which offers `snapshotFile`, taken at `height`) by state sync. */
+async function joinByStateSync (serverHome: string, snapshotFile: string, height: number, home: string, log: (line: string) => void): Promise<{ stateSyncMs: number, followMs: number }> {
   const server = await loadHome(serverHome)
   mkdirSync(path.join(server.dataDir, SNAPSHOT_DIR), { recursive: true })
-  copyFileSync(snapshotFile, path.join(server.dataDir, SNAPSHOT_DIR, '1.snapshot'))
+  copyFileSync(snapshotFile, path.join(server.dataDir, SNAPSHOT_DIR, `${height}.snapshot`))
   const p2pPort = await freePort()
   const listen = `/ip4/127.0.0.1/tcp/${p2pPort}`
   // it keeps committing meanwhile (the synced node must catch up), and offers the snapshot given (its interval is too long to take one of its own)
@@ -144,6 +152,74 @@ async function joinByStateSync (serverHome: string, snapshotFile: string, home: 
   } finally {
     await validator.stop()
   }
+}
+
+export interface LongChainRun {
+  accounts: number
+  blocks: number
+  /** writing the blocks into the validator's store */
+  writeMs: number
+  /** the validator's store file afterwards */
+  storeBytes: number
+  /** exporting a snapshot at the head from the validator's store */
+  snapshotMs: number
+  snapshotBytes: number
+  stateSyncMs: number
+  followMs: number
+  replayMs: number
+}
+
+/**
+ * Both ways of joining one long chain: `accounts` balances in its genesis, then `blocks` empty
+ * blocks; the validator offers a snapshot of its head. A new
+ * home joins by state sync, another by replaying every block.
+ */
+export async function runLongChain (accounts: number, blocks: number, log: (line: string) => void): Promise<LongChainRun> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kith-long-chain-bench-'))
+  try {
+    const homeA = path.join(dir, 'validator')
+    await kithInit(homeA)
+    // the accounts are in the genesis, so the chain can be replayed from its first block
+    log(`long chain: a genesis of ${accounts.toLocaleString('en-US')} accounts...`)
+    const genesisFile = path.join(homeA, 'genesis.json')
+    const genesis = JSON.parse(readFileSync(genesisFile, 'utf8')) as { alloc: Array<{ pub_key: string, amount_ut: number }> }
+    for (let i = 0; i < accounts; i++) genesis.alloc.push({ pub_key: syntheticAccount(i), amount_ut: i + 1 })
+    writeFileSync(genesisFile, JSON.stringify(genesis))
+    const a = await loadHome(homeA)
+    log(`long chain: writing ${blocks.toLocaleString('en-US')} blocks...`)
+    let t0 = performance.now()
+    const head = await writeReplayableChain(homeA, blocks, log)
+    const writeMs = performance.now() - t0
+    const storeBytes = statSync(path.join(a.dataDir, 'data.mdb')).size
+    log(`long chain: head ${head}, store ${(storeBytes / 2 ** 20).toFixed(0)} MiB; snapshot of the head...`)
+    const file = path.join(dir, 'head.snapshot')
+    t0 = performance.now()
+    await exportSnapshot(a.dataDir, file)
+    const snapshotMs = performance.now() - t0
+    const snapshotBytes = statSync(file).size
+    log('long chain: state sync...')
+    const { stateSyncMs, followMs } = await joinByStateSync(homeA, file, head, path.join(dir, 'synced'), log)
+    rmSync(path.join(dir, 'synced'), { recursive: true, force: true })
+    log('long chain: replay...')
+    const { syncMs } = await joinByReplay(homeA, path.join(dir, 'replayed'), log)
+    return { accounts, blocks: head, writeMs, storeBytes, snapshotMs, snapshotBytes, stateSyncMs, followMs, replayMs: syncMs }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+export function formatLongChain (r: LongChainRun, machine: string): string {
+  return [
+    `One chain of ${r.blocks.toLocaleString('en-US')} blocks and ${r.accounts.toLocaleString('en-US')} accounts, ${machine}:`,
+    '',
+    '| step | time, s | size, MiB |',
+    '|---|--:|--:|',
+    `| blocks written into the validator's store | ${seconds(r.writeMs)} (${perSecond(r.blocks, r.writeMs)} blocks/s) | ${(r.storeBytes / 2 ** 20).toFixed(0)} (store file) |`,
+    `| snapshot of the head (export) | ${seconds(r.snapshotMs)} | ${(r.snapshotBytes / 2 ** 20).toFixed(0)} |`,
+    `| join by state sync: spawn to first answer | ${seconds(r.stateSyncMs)} | |`,
+    `| then to the validator's head | ${seconds(r.followMs)} | |`,
+    `| join by replay: spawn to the validator's head | ${seconds(r.replayMs)} (${perSecond(r.blocks, r.replayMs)} blocks/s) | |`
+  ].join('\n')
 }
 
 export async function runSnapshotBench (sizes: number[] = DEFAULT_SNAPSHOT_ACCOUNTS, replayBlocks = DEFAULT_REPLAY_BLOCKS, log: (line: string) => void = (l) => console.error(l)): Promise<SnapshotBenchResult> {
@@ -178,7 +254,7 @@ export async function runSnapshotBench (sizes: number[] = DEFAULT_SNAPSHOT_ACCOU
       const node = await startKith({ home: homeB, log })
       await node.stop()
       log('snapshot: state sync...')
-      const { stateSyncMs, followMs } = await joinByStateSync(homeA, file, path.join(dir, 'c'), log)
+      const { stateSyncMs, followMs } = await joinByStateSync(homeA, file, 1, path.join(dir, 'c'), log)
       runs.push({ accounts, entries: manifest.entries, chunks: manifest.chunks.length, fileBytes: statSync(exported).size, generateMs, importMs, exportMs, startMs: node.startMs, stateSyncMs, followMs })
     } finally {
       rmSync(dir, { recursive: true, force: true })
@@ -210,7 +286,12 @@ export function formatSnapshotBench (r: SnapshotBenchResult): string {
   ].join('\n')
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv.includes('--long-chain')) {
+  const arg = (flag: string, fallback: number): number => process.argv.includes(flag) ? Number(process.argv[process.argv.indexOf(flag) + 1]) : fallback
+  const accounts = arg('--accounts', 1_000_000)
+  const blocks = arg('--replay-blocks', 1_000_000)
+  runLongChain(accounts, blocks, (l) => console.error(l)).then((r) => { console.log(formatLongChain(r, describeMachine(machineInfo()))) }, (err) => { console.error(err); process.exit(1) })
+} else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const i = process.argv.indexOf('--accounts')
   const sizes = i >= 0 ? (process.argv[i + 1] ?? '').split(',').map(Number) : process.argv.includes('--quick') ? QUICK_SNAPSHOT_ACCOUNTS : DEFAULT_SNAPSHOT_ACCOUNTS
   const r = process.argv.indexOf('--replay-blocks')

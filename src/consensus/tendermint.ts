@@ -86,6 +86,8 @@ export class TendermintEngine implements ConsensusEngine {
   private peersStarted = false
   /** the block interval has passed and this height waits for a transaction, a peer or the heartbeat */
   private waitingForTxs = false
+  /** this height is followed without signing (new-height's `abstain`) */
+  private abstaining = false
   /** evidence of equivocation: validators seen signing two votes for one (height, round, type) */
   readonly equivocators = new Set<string>()
   private readonly timeouts: TimeoutConfig
@@ -151,6 +153,7 @@ export class TendermintEngine implements ConsensusEngine {
         // A height is entered once: entering it again would forget what this node signed there.
         if (input.height <= this.height) return out
         this.enterHeight(input.height, input.validators)
+        this.abstaining = input.abstain === true
         this.prevBlockTime = input.prevBlockTime
         this.txsAvailable = input.txsPending === true
         if (input.restore !== undefined) this.restore(input.restore, out)
@@ -294,12 +297,13 @@ export class TendermintEngine implements ConsensusEngine {
     this.round = round
     this.step = 'propose'
     this.roundState(round)
-    if (this.opts.self !== undefined && proposerFor(this.validators, this.height, round) === this.opts.self) {
+    const self = this.signer()
+    if (self !== undefined && proposerFor(this.validators, this.height, round) === self) {
       const mine = this.signedProposals.get(round)
       if (mine !== undefined) this.broadcastProposal(mine, out)
       else if (this.validProposal !== undefined) {
         // line 15: re-propose the valid value, with its proof-of-lock round
-        this.propose({ ...this.validProposal, round, pol_round: this.validRound, proposer: this.opts.self, signature: '' }, out)
+        this.propose({ ...this.validProposal, round, pol_round: this.validRound, proposer: self, signature: '' }, out)
       } else out.push({ type: 'build-block', height: this.height, round }) // line 18: getValue()
     }
     out.push(this.timeout('propose', round, this.timeoutFor('propose', round)))
@@ -319,10 +323,16 @@ export class TendermintEngine implements ConsensusEngine {
     out.push({ type: 'broadcast-proposal', proposal })
   }
 
+  /** This node's key when it signs at this height: it holds a key, the key is in the set, and it does not abstain. */
+  private signer (): string | undefined {
+    const self = this.opts.self
+    return self !== undefined && this.power.has(self) && !this.abstaining ? self : undefined
+  }
+
   /** Signs (or re-sends the one already signed) and counts the vote as received. */
   private castVote (type: 'prevote' | 'precommit', blockHash: string | null, out: ConsensusEffect[]): void {
-    const self = this.opts.self
-    if (self === undefined || !this.power.has(self)) return
+    const self = this.signer()
+    if (self === undefined) return
     const key = `${this.round}/${type}`
     let vote = this.signed.get(key)
     if (vote === undefined) {

@@ -36,8 +36,12 @@ export interface Validator {
  * timer, randomness or I/O, so a seeded simulator can drive it.
  */
 export type ConsensusInput =
-  /** `txsPending`: the mempool holds transactions as the height starts (read only when empty blocks are off) */
-  | { type: 'new-height', height: number, now: number, prevBlockTime: number, validators: Validator[], restore?: ConsensusRecord, txsPending?: boolean }
+  /**
+   * `txsPending`: the mempool holds transactions as the height starts (read only when empty blocks are off).
+   * `abstain`: this validator signs nothing at this height (it follows as a non-validator would): a
+   * validator whose store was restored cannot know what it signed before (see the node's restore guard).
+   */
+  | { type: 'new-height', height: number, now: number, prevBlockTime: number, validators: Validator[], restore?: ConsensusRecord, txsPending?: boolean, abstain?: boolean }
   /** the mempool received a transaction: with empty blocks off, what starts a waiting height */
   | { type: 'txs-available' }
   | { type: 'timeout', height: number, round: number, step: Step, now: number }

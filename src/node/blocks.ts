@@ -48,7 +48,7 @@ export interface BlocksDeps {
 }
 
 /** How far ahead of the local clock a proposed block's time may be. */
-const MAX_BLOCK_TIME_DRIFT_MS = 60_000
+export const MAX_BLOCK_TIME_DRIFT_MS = 60_000
 
 export class Blocks {
   /** blocks built or checked at the current height, by hash */

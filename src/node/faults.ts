@@ -4,7 +4,8 @@
  * reaches <point>, exactly as a power cut or `kill -9` would. KITH_DENY_PEERS_FILE names a JSON
  * file holding an array of peer ids this node must not talk to (a partition the test can move).
  * KITH_SNAPSHOT_LIE=chunk|manifest makes this node a lying snapshot server: every chunk, or every
- * manifest, it serves has one byte changed. KITH_SNAPSHOT_CHUNK_BYTES: see below.
+ * manifest, it serves has one byte changed. KITH_SNAPSHOT_CHUNK_BYTES and KITH_RESTORE_GUARD_MS:
+ * see below.
  */
 import { readFileSync } from 'node:fs'
 
@@ -54,6 +55,16 @@ const snapshotLie = process.env.KITH_SNAPSHOT_LIE
 export function snapshotChunkBytesFromEnv (): number | undefined {
   const value = Number(process.env.KITH_SNAPSHOT_CHUNK_BYTES ?? '')
   return Number.isInteger(value) && value > 0 ? value : undefined
+}
+
+/**
+ * KITH_RESTORE_GUARD_MS: how long past its start a restored validator waits before it signs,
+ * instead of the block-time drift (60 s), so a test sees the guard end in seconds.
+ */
+export function restoreGuardMsFromEnv (): number | undefined {
+  const text = process.env.KITH_RESTORE_GUARD_MS ?? ''
+  const value = Number(text)
+  return text !== '' && Number.isInteger(value) && value >= 0 ? value : undefined
 }
 
 /** A snapshot answer as a lying peer would send it (KITH_SNAPSHOT_LIE); unchanged otherwise. */

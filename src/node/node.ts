@@ -30,6 +30,7 @@ import type { LagGate } from './lag-gate.js'
 import { Outbound, type NetworkPort, type PeerView } from './outbound.js'
 import { Submission, type SubmissionCheck, type SubmitResult } from './submission.js'
 import { snapshotAnswerAsLiar, snapshotChunkBytesFromEnv } from './faults.js'
+import { RestoreGuard } from './restore-guard.js'
 import { Pruner } from './pruning.js'
 import { SnapshotService } from '../snapshot/index.js'
 
@@ -128,6 +129,7 @@ export class KithNode implements ChainView {
   private readonly outbound: Outbound
   private readonly emptyBlocks: boolean
   private readonly pruner: Pruner
+  private readonly restoreGuard: RestoreGuard
   /** the height a `txs-available` was last pushed for */
   private txsSignalledFor = 0
 
@@ -146,6 +148,7 @@ export class KithNode implements ChainView {
     this.emptyBlocks = opts.emptyBlocks ?? true
     this.log = opts.logger.child({ module: 'node' })
     this.pruner = new Pruner(store, opts.pruneKeepBlocks ?? 0, this.log)
+    this.restoreGuard = new RestoreGuard(store, this.validatorPub, this.clock.now(), this.log)
     this.events.on('block', () => { this.pruner.afterCommit() })
     this.mempool = new Mempool(store, opts.mempool)
     this.isValidator = opts.genesis.validators.some((v) => v.pub_key === this.validatorPub) || (opts.genesis.candidates ?? []).includes(this.validatorPub)
@@ -413,13 +416,15 @@ export class KithNode implements ChainView {
   private nextHeightInput (restore?: ConsensusRecord): ConsensusInput {
     const head = this.head()
     this.inbound.onNewHeight(head.height + 1)
+    const validators = this.validators(head.height + 1)
     return {
       type: 'new-height',
       height: head.height + 1,
       now: this.clock.now(),
       prevBlockTime: head.time,
-      validators: this.validators(head.height + 1),
+      validators,
       txsPending: this.mempool.size > 0,
+      ...(this.restoreGuard.abstainAt(head.height + 1, head.time, validators) ? { abstain: true } : {}),
       ...(restore !== undefined ? { restore } : {})
     }
   }

@@ -222,6 +222,19 @@ export class ChainStore implements StateReader {
     return this.cachedPrunedBelow
   }
 
+  /**
+   * The snapshot height this store was restored at (import or state sync), until `signedSinceRestore`:
+   * a validator on it cannot know what it signed before its old store was lost.
+   */
+  restoredAt (): number | undefined {
+    return this.meta.get('restored_at') as number | undefined
+  }
+
+  /** The validator on this restored store has signed at a height its old store cannot have reached. */
+  async signedSinceRestore (): Promise<void> {
+    await this.meta.remove('restored_at')
+  }
+
   /** A whole block with its transactions; undefined beyond the head and below `earliestBody()`. */
   getBlock (height: number): StoredBlock | undefined {
     if (height < this.earliestBody()) return undefined
@@ -427,6 +440,7 @@ export class ChainStore implements StateReader {
       this.blocks.put(header.height, { block: { header, last_commit: null }, hash: at.hash, commit: at.commit })
       this.meta.put('state_hash', Buffer.from(at.stateHash.bytes()))
       this.meta.put('pruned_below', header.height + 1)
+      this.meta.put('restored_at', header.height)
       const head: ChainHead = { height: header.height, hash: at.hash, state_root: header.state_root, time: header.time }
       this.meta.put('head', head)
       this.meta.put('chain_id', at.chainId)

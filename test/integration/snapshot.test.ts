@@ -184,6 +184,8 @@ describe('kith snapshot export and import', { timeout: 180_000 }, () => {
     // the home's validator is the chain's only one: it commits the next block on the restored state
     const node = await startNode({ home, blockIntervalMs: 100 })
     await waitFor(async () => (await height(node)) >= 3, 20_000, { message: 'blocks after the snapshot\'s height' })
+    // a restored validator no other can commit without: the restore guard steps aside and says so (src/node/restore-guard.ts)
+    assert.ok(node.logs.some((l) => typeof l.msg === 'string' && l.msg.startsWith('restored validator signs now: the other validators cannot commit without it')), 'the guard says it cannot wait')
     assert.equal((await node.client.address(syntheticAccount(99_999))).balance_ut, 100_000)
     await node.stop()
   })

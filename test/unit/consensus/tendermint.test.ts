@@ -129,6 +129,36 @@ describe('TendermintEngine', () => {
     for (const v of sent) assert.equal(v.block_hash, 'hash-x', 'never a nil prevote after prevoting x')
   })
 
+  test('an abstaining validator signs nothing at that height, even as proposer, and still decides with the others', () => {
+    const proposer = proposerFor(validators, 1, 0)
+    const engine = engineFor(proposer)
+    const entered = engine.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 900, validators, abstain: true })
+    const started = engine.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 1000 })
+    assert.ok(![...entered, ...started].some((e) => e.type === 'build-block' || e.type === 'broadcast-proposal'), 'proposes nothing')
+    const others = pubs.filter((p) => p !== proposer)
+    const p1 = proposal(1, 1, 'y')
+    const out = [
+      ...engine.handle({ type: 'timeout', height: 1, round: 0, step: 'propose', now: 2000 }),
+      ...others.flatMap((p) => engine.handle({ type: 'vote', vote: vote(p, 'prevote', 1, 0, null) })),
+      ...engine.handle({ type: 'timeout', height: 1, round: 0, step: 'prevote', now: 3000 }),
+      ...others.flatMap((p) => engine.handle({ type: 'vote', vote: vote(p, 'precommit', 1, 0, null) })),
+      ...engine.handle({ type: 'timeout', height: 1, round: 0, step: 'precommit', now: 4000 }),
+      ...engine.handle({ type: 'proposal', proposal: p1, valid: true }),
+      ...others.flatMap((p) => engine.handle({ type: 'vote', vote: vote(p, 'precommit', 1, 1, 'hash-y') }))
+    ]
+    assert.deepEqual(votesOf(out), [], 'no vote signed')
+    assert.ok(!out.some((e) => e.type === 'persist'), 'nothing signed, so nothing to persist')
+    const commit = out.find((e) => e.type === 'commit')
+    assert.ok(commit !== undefined && commit.type === 'commit' && commit.blockHash === 'hash-y', 'follows the others to a decision')
+    // the next height, not abstaining, is signed as usual
+    const next = engine.handle({ type: 'new-height', height: 2, now: 5000, prevBlockTime: 4500, validators })
+    const round0 = [...next, ...engine.handle({ type: 'timeout', height: 2, round: 0, step: 'commit', now: 5000 })]
+    const signs = proposerFor(validators, 2, 0) === proposer
+      ? round0.some((e) => e.type === 'build-block')
+      : votesOf(engine.handle({ type: 'timeout', height: 2, round: 0, step: 'propose', now: 6000 })).length === 1
+    assert.ok(signs, 'signs again at a height it does not abstain from')
+  })
+
   test('a record naming a lock without its proposal is refused', () => {
     const { self } = started()
     const engine = engineFor(self)
