@@ -11,6 +11,7 @@ export {
   type FeedChain, type FeedServiceOptions, type ListPage, type ListQuery, type Scrubber
 } from './service.js'
 export { FeedIndex, FOR_YOU_HOURS, MAX_WINDOW_HOURS, type IndexedPost, type Page } from './feed-index.js'
+export { HomeTimelines, DEFAULT_HOME_LIMITS, type HomeLimits } from './home-timelines.js'
 export { extractHashtags, normalizeTag, HASHTAG_RULE, MAX_HASHTAGS, MAX_HASHTAG_CHARS } from './hashtags.js'
 export { readPendingLimits, DEFAULT_PENDING_LIMITS, type PendingLimits } from './pending.js'
 export { forYouScore, trendingScore, compareRank, compareTime, type Position, type RankedPost } from './ranking.js'

@@ -18,6 +18,7 @@ import { parseOrThrow } from '../validation/index.js'
 import { FeedBodyStore, type BodyMeta } from './body-store.js'
 import { FeedIndex, type IndexedPost, type NewPost } from './feed-index.js'
 import { HASHTAG_RULE, extractHashtags } from './hashtags.js'
+import { HomeTimelines } from './home-timelines.js'
 import { DEFAULT_PENDING_LIMITS, PendingLedger, type Claim, type PendingLimits } from './pending.js'
 import type { Position } from './ranking.js'
 import { PREVIEW_CHARS, PublishRequestSchema, type FeedPostItem, type PublishRequest, type PublishResponse } from './schemas.js'
@@ -82,6 +83,7 @@ interface PendingBody extends Claim {
 
 export class FeedService {
   private readonly index = new FeedIndex()
+  private readonly homes = new HomeTimelines(this.index)
   private readonly store: FeedBodyStore
   private readonly log: Logger
   private readonly now: () => number
@@ -379,6 +381,8 @@ export class FeedService {
           const meta = this.localMeta(id, post)
           if (meta !== undefined) this.dropPending(id)
           this.index.add({ id, author: post.author, created: post.created_ms, likes: post.likes, views: 0, tags: meta?.hashtags })
+          const entry = this.index.get(id)
+          if (entry !== undefined) this.homes.added(entry)
           break
         }
         case 'DELETE_POST': {
@@ -392,6 +396,10 @@ export class FeedService {
           gone.push(id) // its body when it is here, and its view count
           break
         }
+        case 'FOLLOW':
+        case 'UNFOLLOW':
+          this.homes.followsChanged(tx.from)
+          break
         case 'LIKE_POST':
         case 'UNLIKE_POST': {
           const id = postIdOf(tx)
@@ -496,8 +504,7 @@ export class FeedService {
 
   /** Posts of everyone `follower` follows by committed FOLLOWs, newest first. */
   timeline (follower: string, query: ListQuery): ListPage {
-    const followed = this.followed(follower)
-    return this.page(query, (page) => this.index.timeline(followed, page))
+    return this.page(query, (page) => this.homes.page(follower, () => this.followed(follower), page))
   }
 
   trending (windowHours: number, limit: number): FeedPostItem[] {
@@ -506,7 +513,7 @@ export class FeedService {
 
   /** Recent posts ranked by likes × 3 + views + 1, leaving out the reader's own, followed authors' and liked ones. */
   forYou (pub: string, limit: number): FeedPostItem[] {
-    const followed = new Set(this.followed(pub))
+    const followed = this.homes.followsOf(pub, () => this.followed(pub))
     const state = this.opts.chain.state
     const exclude = (p: IndexedPost): boolean => p.author === pub || followed.has(p.author) || Posts.liked(state, p.id, pub)
     return this.index.forYou(limit, this.now(), exclude, FOR_YOU_MAX_SCAN).map((p) => this.present(p))

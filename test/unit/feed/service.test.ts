@@ -213,6 +213,17 @@ describe('FeedService', () => {
     chain.commit([follow], nowMs)
     await feed.applyBlock([follow])
     assert.deepEqual(feed.timeline(BOB, { limit: 10 }).posts.map((p) => p.post_id), [byCarol.post_id])
+    // bob's home is kept between reads: a later post reaches it, and an UNFOLLOW empties it
+    nowMs += 1000
+    const again = await publishAndCommit(carol, 'carol again')
+    assert.deepEqual(feed.timeline(BOB, { limit: 10 }).posts.map((p) => p.post_id), [again.post_id, byCarol.post_id])
+    const unfollow = followTx(bob, 'UNFOLLOW', CAROL, { time: nowMs })
+    chain.commit([unfollow], nowMs)
+    await feed.applyBlock([unfollow])
+    assert.deepEqual(feed.timeline(BOB, { limit: 10 }).posts, [])
+    const refollow = followTx(bob, 'FOLLOW', CAROL, { time: nowMs + 1 })
+    chain.commit([refollow], nowMs)
+    await feed.applyBlock([refollow])
     const forBob = feed.forYou(BOB, 50).map((p) => p.post_id)
     assert.ok(!forBob.includes(byCarol.post_id), 'followed author left out')
     assert.ok(feed.forYou(ALICE, 50).some((p) => p.post_id === byCarol.post_id), 'reaches a reader who does not follow carol')
