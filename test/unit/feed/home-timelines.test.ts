@@ -7,20 +7,10 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { FeedIndex, HomeTimelines, compareTime, type IndexedPost, type Page } from '../../../src/feed/index.js'
+import { rng } from '../../sim/simulator.js'
 
 const pid = (n: number): string => n.toString(16).padStart(32, '0')
 const ids = (posts: readonly IndexedPost[]): string[] => posts.map((p) => p.id)
-
-function prng (seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 describe('home timelines', () => {
   test('every page equals the merge of the reader\'s authors, over random posts, deletes, follow changes and reads', () => {
@@ -28,7 +18,7 @@ describe('home timelines', () => {
     let reads = 0
     let pastWindow = 0
     for (let seed = 1; seed <= SEEDS; seed++) {
-      const rand = prng(seed)
+      const rand = rng(seed)
       const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]
       const index = new FeedIndex()
       const homes = new HomeTimelines(index, { homes: 3, follows: 12, window: 6, log: 10 })
