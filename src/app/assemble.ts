@@ -103,6 +103,7 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       emptyBlockIntervalMs: config.empty_block_interval_ms,
       pruneKeepBlocks: config.prune_keep_blocks,
       snapshots: { interval: config.snapshot_interval, keep: config.snapshot_keep },
+      restoreGuard: config.restore_guard,
       mempool: { maxTxs: config.mempool_max_txs, maxBytes: config.mempool_max_bytes, maxPerSender: config.mempool_max_per_sender },
       logger,
       verifyPool,

@@ -31,6 +31,8 @@ export const NodeConfigSchema = z.object({
   snapshot_keep: z.number().int().min(1).max(16).default(2),
   /** a new home fills its store from a snapshot its peers offer, instead of replaying every block */
   state_sync: z.boolean().default(false),
+  /** a validator whose store came from a snapshot waits before it signs (docs/operating.md, "Restoring a validator") */
+  restore_guard: z.boolean().default(true),
   /** the block hash of the snapshot to trust, when the validators have changed since genesis */
   state_sync_trust_hash: z.string().regex(/^[0-9a-f]{64}$/, 'a block hash: 64 lowercase hex digits').optional(),
   max_cpu: z.number().positive().optional(),
@@ -76,6 +78,7 @@ export const START_FLAGS: FlagDef[] = [
   { flag: '--snapshot-keep <n>', key: 'snapshot_keep', kind: 'int', help: 'how many snapshots to keep, newest first (default 2)' },
   { flag: '--state-sync [true|false]', key: 'state_sync', kind: 'bool', help: 'a new home fetches a snapshot from its peers instead of replaying every block (default false)' },
   { flag: '--state-sync-trust-hash <hash>', key: 'state_sync_trust_hash', kind: 'string', help: 'the block hash of the snapshot to trust, once the validator set has changed since genesis' },
+  { flag: '--restore-guard <true|false>', key: 'restore_guard', kind: 'bool', help: 'a validator restored from a snapshot signs nothing until the chain has moved past its start (default true)' },
   { flag: '--max-cpu <n>', key: 'max_cpu', kind: 'number', help: 'CPU cap in cores (default unlimited)' },
   { flag: '--max-ram-mb <n>', key: 'max_ram_mb', kind: 'int', help: 'memory cap in MiB (default unlimited)' },
   { flag: '--feed-disk-limit-mb <n>', key: 'feed_disk_limit_mb', kind: 'int', help: 'hard quota for new post bodies (default unlimited)' },

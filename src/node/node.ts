@@ -29,7 +29,7 @@ import { NetworkInbound, type GossipTopic, type Validation } from './inbound.js'
 import type { LagGate } from './lag-gate.js'
 import { Outbound, type NetworkPort, type PeerView } from './outbound.js'
 import { Submission, type SubmissionCheck, type SubmitResult } from './submission.js'
-import { snapshotAnswerAsLiar, snapshotChunkBytesFromEnv } from './faults.js'
+import { restoreGuardMsFromEnv, snapshotAnswerAsLiar, snapshotChunkBytesFromEnv } from './faults.js'
 import { RestoreGuard } from './restore-guard.js'
 import { Pruner } from './pruning.js'
 import { SnapshotService } from '../snapshot/index.js'
@@ -51,6 +51,8 @@ export interface NodeOptions {
   mempool?: Partial<MempoolOptions>
   /** take a snapshot every `interval` blocks, keep the newest `keep`, offer them to peers (src/snapshot); absent or interval 0: none */
   snapshots?: { interval: number, keep: number }
+  /** false: a validator restored from a snapshot signs at once (default true: src/node/restore-guard.ts) */
+  restoreGuard?: boolean
   logger: Logger
   clock?: Clock
   timeouts?: TimeoutConfig
@@ -148,7 +150,11 @@ export class KithNode implements ChainView {
     this.emptyBlocks = opts.emptyBlocks ?? true
     this.log = opts.logger.child({ module: 'node' })
     this.pruner = new Pruner(store, opts.pruneKeepBlocks ?? 0, this.log)
-    this.restoreGuard = new RestoreGuard(store, this.validatorPub, this.clock.now(), this.log)
+    const guardMargin = restoreGuardMsFromEnv()
+    this.restoreGuard = new RestoreGuard(store, this.validatorPub, this.clock.now(), this.log, {
+      enabled: opts.restoreGuard ?? true,
+      ...(guardMargin !== undefined ? { marginMs: guardMargin } : {})
+    })
     this.events.on('block', () => { this.pruner.afterCommit() })
     this.mempool = new Mempool(store, opts.mempool)
     this.isValidator = opts.genesis.validators.some((v) => v.pub_key === this.validatorPub) || (opts.genesis.candidates ?? []).includes(this.validatorPub)
@@ -268,6 +274,7 @@ export class KithNode implements ChainView {
   async stop (): Promise<void> {
     this.inbound.stop()
     this.outbound.stop()
+    this.restoreGuard.stop()
     await this.driver.stop()
     await this.commits.settled()
     await this.snapshots?.stop()

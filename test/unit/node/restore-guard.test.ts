@@ -47,6 +47,30 @@ describe('RestoreGuard', () => {
     assert.equal(guard.abstainAt(102, START, set), true)
   })
 
+  test('--restore-guard false: it signs at once and the mark is cleared', () => {
+    const store = mark(100)
+    const guard = new RestoreGuard(store, SELF, START, silent, { enabled: false })
+    assert.equal(guard.abstainAt(101, START - 5000, set), false)
+    assert.equal(store.cleared, 1)
+  })
+
+  test('a guard that waits twice its margin with nothing committed says how to end the wait', async () => {
+    const lines: Array<{ level: number, msg: string }> = []
+    const log = pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line) as { level: number, msg: string }) } })
+    const guard = new RestoreGuard(mark(100), SELF, Date.now(), log, { marginMs: 20 })
+    assert.equal(guard.abstainAt(101, Date.now() - 5000, set), true)
+    await new Promise((resolve) => setTimeout(resolve, 80))
+    const stuck = lines.find((l) => l.msg.startsWith('restored validator still waits'))
+    assert.ok(stuck !== undefined && stuck.level === 50 && stuck.msg.includes('--restore-guard false'), JSON.stringify(lines))
+    // once it signs, no such line: a second guard that ends its wait in time stays quiet
+    lines.length = 0
+    const quiet = new RestoreGuard(mark(100), SELF, Date.now(), log, { marginMs: 20 })
+    assert.equal(quiet.abstainAt(102, Date.now() + 1000, set), false)
+    await new Promise((resolve) => setTimeout(resolve, 80))
+    assert.ok(!lines.some((l) => l.msg.startsWith('restored validator still waits')))
+    guard.stop()
+  })
+
   test('when the others cannot commit without it, it signs (waiting would stop the chain) and keeps the mark', () => {
     for (const validators of [[{ pub_key: SELF, power: 1 }], [{ pub_key: SELF, power: 1 }, { pub_key: OTHER, power: 2 }]]) {
       const store = mark(100)
