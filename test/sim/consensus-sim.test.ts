@@ -49,6 +49,33 @@ test('the simulator catches a double sign: an engine that forgets its record on 
   }
 })
 
+/** Seeds where a restart may lose the consensus record: always crashes, and never a single validator (none could wait). */
+function storeLossOptions (seed: number, guard: boolean): ReturnType<typeof optionsForSeed> {
+  const opts = optionsForSeed(seed)
+  return { ...opts, validators: opts.validators === 1 ? 4 : opts.validators, crashes: true, storeLoss: true, storeLossGuard: guard }
+}
+
+test('a restart that loses the consensus record (a store restored from a snapshot) never double-signs under the restore guard: seeds 7001..7200', () => {
+  const failures: string[] = []
+  let losses = 0
+  for (let seed = 7001; seed <= 7200; seed++) {
+    const result = simulate(storeLossOptions(seed, true))
+    losses += result.storeLosses
+    if (!result.ok) failures.push(`seed ${seed}: ${result.violation}`)
+  }
+  assert.deepEqual(failures, [])
+  assert.ok(losses >= 100, `only ${losses} restarts lost their record`)
+})
+
+test('without the restore guard, a lost record double-signs and the simulator catches it', () => {
+  const failures: string[] = []
+  for (let seed = 7001; seed <= 7200; seed++) {
+    const result = simulate(storeLossOptions(seed, false))
+    if (!result.ok) failures.push(result.violation ?? '')
+  }
+  assert.ok(failures.some((f) => f.includes('double-signed')), `no double sign found: ${failures.slice(0, 3).join('; ')}`)
+})
+
 /** Seeds with empty blocks off: half without a heartbeat, half with one of 1.5 virtual s. */
 function idleOptions (seed: number): ReturnType<typeof optionsForSeed> {
   return { ...optionsForSeed(seed), emptyBlocks: false, emptyBlockInterval: seed % 2 === 0 ? 0 : 1500 }

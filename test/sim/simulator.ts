@@ -33,6 +33,14 @@ export interface SimOptions {
   emptyBlocks?: boolean
   /** with emptyBlocks false: the heartbeat, virtual ms (0: none) */
   emptyBlockInterval?: number
+  /**
+   * A restart loses the node's consensus record half the time, as a store restored from a snapshot
+   * does; the node then abstains as src/node/restore-guard.ts makes it: it signs nothing at a
+   * height whose previous block is not later than its restart. `storeLossGuard: false` leaves
+   * that out, and the double-sign check must catch it.
+   */
+  storeLoss?: boolean
+  storeLossGuard?: boolean
 }
 
 export interface SimResult {
@@ -44,6 +52,8 @@ export interface SimResult {
   virtualMs: number
   /** with empty blocks off: transactions that arrived */
   transactions: number
+  /** with storeLoss: restarts that lost the consensus record */
+  storeLosses: number
 }
 
 /** mulberry32: small, fast, and the same sequence on every machine. */
@@ -114,6 +124,8 @@ interface SimNode {
   /** transactions waiting (kept across a crash, as the node's persisted mempool is) and committed */
   mempool: Set<string>
   committedTxs: Set<string>
+  /** restored with its record lost: abstains until a block later than this (virtual ms) */
+  signsAfter?: number
 }
 
 const CHAIN_ID = 'sim'
@@ -140,6 +152,7 @@ export function simulate (opts: SimOptions): SimResult {
   const heartbeat = opts.emptyBlockInterval ?? 0
   let txsOn = idleChain
   let txCount = 0
+  let storeLosses = 0
   const keys = Array.from({ length: opts.validators }, (_, i) => keyPairFromSeed(Buffer.alloc(32, (opts.seed * 31 + i + 1) & 0xff).fill(i, 0, 1)))
   const validators: Validator[] = keys.map((k) => ({ pub_key: toHex(k.publicKey), power: 1 }))
   const byzantineIndex = opts.byzantine ? Math.floor(random() * opts.validators) : -1
@@ -279,7 +292,10 @@ export function simulate (opts: SimOptions): SimResult {
   function newHeight (n: SimNode, restore?: ConsensusRecord): ConsensusInput {
     const h = height(n)
     const prev = n.blocks.get(h - 1)
-    return { type: 'new-height', height: h, now, prevBlockTime: prev?.block.header.time ?? 0, validators, txsPending: n.mempool.size > 0, ...(restore !== undefined ? { restore } : {}) }
+    const prevBlockTime = prev?.block.header.time ?? 0
+    if (n.signsAfter !== undefined && prevBlockTime > n.signsAfter) n.signsAfter = undefined
+    const abstain = n.signsAfter !== undefined
+    return { type: 'new-height', height: h, now, prevBlockTime, validators, txsPending: n.mempool.size > 0, ...(restore !== undefined ? { restore } : {}), ...(abstain ? { abstain } : {}) }
   }
 
   function enterHeight (n: SimNode, restore?: ConsensusRecord): void {
@@ -337,7 +353,8 @@ export function simulate (opts: SimOptions): SimResult {
   }
 
   function canCrash (): boolean {
-    return nodes.filter((x) => !x.up).length < maxFaulty || (opts.validators === 1 && nodes.every((x) => x.up))
+    // a node waiting after a store loss does not vote: it counts as down
+    return nodes.filter((x) => !x.up || x.signsAfter !== undefined).length < maxFaulty || (opts.validators === 1 && nodes.every((x) => x.up))
   }
 
   function crash (n: SimNode): void {
@@ -351,6 +368,11 @@ export function simulate (opts: SimOptions): SimResult {
     n.up = true
     n.engine = makeEngine(n.key)
     n.nextProposals = []
+    if (opts.storeLoss === true && random() < 0.5) {
+      n.record = undefined
+      storeLosses += 1
+      if (opts.storeLossGuard !== false) n.signsAfter = now
+    }
     const record = n.record?.height === height(n) ? n.record : undefined
     enterHeight(n, record)
     schedule(GOSSIP_INTERVAL, { kind: 'gossip', node: n.index, epoch: n.epoch })
@@ -472,9 +494,9 @@ export function simulate (opts: SimOptions): SimResult {
     }
   } catch (err) {
     if (!(err instanceof Violation)) throw err
-    return { seed: opts.seed, ok: false, violation: err.message, heights: nodes.map((n) => height(n) - 1), events, virtualMs: now, transactions: txCount }
+    return { seed: opts.seed, ok: false, violation: err.message, heights: nodes.map((n) => height(n) - 1), events, virtualMs: now, transactions: txCount, storeLosses }
   }
-  return { seed: opts.seed, ok: true, heights: nodes.map((n) => height(n) - 1), events, virtualMs: now, transactions: txCount }
+  return { seed: opts.seed, ok: true, heights: nodes.map((n) => height(n) - 1), events, virtualMs: now, transactions: txCount, storeLosses }
 }
 
 /** Binary min-heap of scheduled events by (time, sequence): same order on every run. */
