@@ -28,6 +28,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, w
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { formatTimestamp } from '../src/chain/index.js'
 import { loadHome } from '../src/node/index.js'
 import { SNAPSHOT_DIR, exportSnapshot, importSnapshot } from '../src/snapshot/index.js'
 import { describeMachine, machineInfo } from './lib/proc.js'
@@ -85,6 +86,11 @@ async function until (done: () => Promise<boolean>, what: string, timeoutMs: num
   }
 }
 
+/** A genesis time that leaves room for `blocks` blocks a second apart before now, as on a chain that has run that long. */
+function chainStartFor (blocks: number): string {
+  return formatTimestamp(Date.now() - (blocks + 60) * 1000)
+}
+
 /**
  * Joining by replay: a new node block-syncs `blocks` empty blocks from a validator that has them.
  * The chain is written straight into the validator's store (bench/lib/synthetic-chain.ts: real
@@ -96,6 +102,8 @@ export async function runReplay (blocks: number, log: (line: string) => void): P
   try {
     const homeA = path.join(dir, 'validator')
     await kithInit(homeA)
+    const genesisFile = path.join(homeA, 'genesis.json')
+    writeFileSync(genesisFile, JSON.stringify({ ...JSON.parse(readFileSync(genesisFile, 'utf8')), genesis_time: chainStartFor(blocks) }))
     log(`replay: writing ${blocks.toLocaleString('en-US')} blocks...`)
     const t0 = performance.now()
     await writeReplayableChain(homeA, blocks, log)
@@ -182,8 +190,9 @@ export async function runLongChain (accounts: number, blocks: number, log: (line
     // the accounts are in the genesis, so the chain can be replayed from its first block
     log(`long chain: a genesis of ${accounts.toLocaleString('en-US')} accounts...`)
     const genesisFile = path.join(homeA, 'genesis.json')
-    const genesis = JSON.parse(readFileSync(genesisFile, 'utf8')) as { alloc: Array<{ pub_key: string, amount_ut: number }> }
+    const genesis = JSON.parse(readFileSync(genesisFile, 'utf8')) as { genesis_time: string, alloc: Array<{ pub_key: string, amount_ut: number }> }
     for (let i = 0; i < accounts; i++) genesis.alloc.push({ pub_key: syntheticAccount(i), amount_ut: i + 1 })
+    genesis.genesis_time = chainStartFor(blocks)
     writeFileSync(genesisFile, JSON.stringify(genesis))
     const a = await loadHome(homeA)
     log(`long chain: writing ${blocks.toLocaleString('en-US')} blocks...`)

@@ -32,12 +32,14 @@ export async function writeReplayableChain (homeDir: string, blocks: number, log
     })
     let head = store.head()
     let lastCommit: Commit | null = head.height === 0 ? null : (store.getCommit(head.height) ?? null)
-    // blocks a second apart, ending now, so the node's clock accepts the next one
-    const firstTime = Math.max(head.time + 1, Date.now() - blocks * 1000)
+    // blocks a second apart, ending now, so the node's clock accepts the next one; closer together
+    // (down to 1 ms) when the chain's genesis is too recent for that
+    const spacing = Math.max(1, Math.min(1000, Math.floor((Date.now() - head.time) / (blocks + 1))))
+    const firstTime = Date.now() - blocks * spacing
     const flushes: Array<Promise<void>> = []
     for (let i = 1; i <= blocks; i++) {
       const height = head.height + 1
-      const time = firstTime + i * 1000 - 1000
+      const time = firstTime + (i - 1) * spacing
       const selection = selectBlockTxs(store, [], { height, time, proposer: validator, params: genesis.params }, head.state_root, () => false)
       const stateHash = store.stateHashAfter(selection.writes)
       const block = assembleBlock({
