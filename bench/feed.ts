@@ -445,8 +445,8 @@ export function formatFeedBench (r: FeedBenchResult): string {
         `${fmt(z.likers)} of them with ${fmt(p.likeKeys)} \`like:\` keys; ${fmt(p.hostedBodies)} bodies hosted here (${fmt(p.withAttachment)} with a 0.5–1.5 KB attachment), ` +
         `${fmt(p.distinctTags)} distinct tags; ${fmt(p.viewRows)} view counts. ` +
         `Pre-load (state entries written with the chain store's lmdb layout in 100,000-entry transactions, fsync off; bodies with FeedBodyStore.put): ` +
-        `${fmt(p.stateEntries)} state entries in ${fmt(p.seconds.state, 1)} s, bodies and views in ${fmt(p.seconds.bodies, 1)} s, a compacting copy of both stores ${fmt(p.seconds.compact, 1)} s ` +
-        `(their freelists had grown to ${p.freelistPagesBefore.map((n) => fmt(n)).join(' and ')} pages), ${fmt(p.seconds.total, 1)} s in all, then \`sync\` ${fmt(s.syncSeconds, 1)} s; ` +
+        `${fmt(p.stateEntries)} state entries in ${fmt(p.seconds.state, 1)} s, bodies and views in ${fmt(p.seconds.bodies, 1)} s, a compacting copy of the chain store ${fmt(p.seconds.compact, 1)} s ` +
+        `(the freelists had grown to ${fmt(p.freelistPagesBefore[0])} pages in the chain store, ${fmt(p.freelistPagesBefore[1])} in the body store, which is not compacted), ${fmt(p.seconds.total, 1)} s in all, then \`sync\` ${fmt(s.syncSeconds, 1)} s; ` +
         `chain store ${mib(p.bytes.chain)} MiB, body store ${mib(p.bytes.feed)} MiB.`,
       '',
       `Start: **${fmt(s.start.readyMs / 1000, 1)} s to ready** (the feed indexes were rebuilt ${fmt(s.start.rebuiltMs / 1000, 1)} s after spawn: ${fmt(s.start.indexedPosts)} posts, ${s.start.removedBodies} bodies dropped as orphans); ` +
