@@ -503,7 +503,9 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       const started = Date.now()
       await page.goto(`${slow.url}/#/`)
       const rowIds = async (): Promise<string[]> => (await txIdCells(page, '#latest-txs')).map((c) => c.id)
-      await waitFor(async () => (await rowIds()).length === 4, 45_000, { message: `${speed}: all four transfers listed` })
+      // what is asserted is the order and the absence of a wrong "none", not the speed: with two test files
+      // on two cores the 60 KB/s page once took over 45 s, so the waits are generous
+      await waitFor(async () => (await rowIds()).length === 4, 120_000, { message: `${speed}: all four transfers listed` })
       const ids = await rowIds()
       assert.deepEqual(new Set(ids.slice(0, 2)), new Set(recent.map((t) => t.id)), `${speed}: the newest first: ${ids.join(', ')}`)
       assert.deepEqual(new Set(ids.slice(2)), new Set(old.map((t) => t.id)), `${speed}: then the old ones`)
@@ -512,7 +514,7 @@ describe('the explorer at / in headless Chromium, network cut off', () => {
       // read newest first: the first listing drawn holds a new transfer (0.003 T, 0.004 T), not only old ones
       assert.match(said.find((text) => /0\.00\d T/.test(text)) ?? '', /0\.00[34] T/, `${speed}: the newest transfers are drawn first`)
       // a block the live socket brought before its neighbours were read waits for them: ten rows come once they are in
-      await waitFor(async () => (await page.locator('#latest-blocks tbody tr').count()) === 10, 20_000, { message: `${speed}: ten latest blocks` })
+      await waitFor(async () => (await page.locator('#latest-blocks tbody tr').count()) === 10, 60_000, { message: `${speed}: ten latest blocks` })
       const heights = (await page.locator('#latest-blocks tbody tr').allInnerTexts()).map((row) => Number(/#(\d+)/.exec(row)?.[1]))
       assert.ok(heights[0] >= head, `${speed}: the head (${head}) on top: ${heights.join(', ')}`)
       const drawn = await page.evaluate(() => (window as unknown as { blockListsDrawn: string[] }).blockListsDrawn)
