@@ -5,10 +5,12 @@
  * a new post id each time), and a separate process samples `GET /api/netstats` on a fixed
  * schedule: its latency distribution with and without the publishing, in the same run.
  *
- * The scrub itself runs in the node's image worker processes (src/media), but each publish also
- * costs the node's main thread: reading and `JSON.parse` of a ~6 MB body, the base64 decode and
- * the canonical re-encode check, sha256 of the raw bytes, the copy to a worker and the store.
- * Those are timed here in-process too, on the same machine.
+ * The scrub itself runs in the node's image worker processes (src/media). The decode of each
+ * ~6 MB body (`JSON.parse`, the base64 decode and the canonical re-encode check, sha256 of the raw
+ * bytes, the signature) runs on a decode worker thread (src/feed/publish-decoder.ts; on the main
+ * thread before 2026-11-26); those steps are timed here in-process too. The main thread still
+ * reads the body, hands it over, copies the attachment to an image worker and stores the result:
+ * its CPU per publish is measured from /proc.
  *
  * Run alone: node dist/bench/feed-scrub.js [--quick]
  */
@@ -72,7 +74,7 @@ export interface Photo {
 
 export interface MainThreadCosts {
   bodyBytes: number
-  /** median ms of each step the node's main thread takes per publish, in this process */
+  /** median ms of each step of a publish's decode (a decode worker's, not the main thread's, since 2026-11-26), in this process */
   toStringMs: number
   jsonParseMs: number
   schemaMs: number
@@ -190,7 +192,7 @@ function medianMs (runs: number, f: () => unknown): number {
   return percentiles(times).p50
 }
 
-/** The steps of a publish on the node's main thread, timed in this process (median of 7 each). */
+/** The steps of a publish's decode, timed in this process (median of 7 each). */
 export function mainThreadCosts (photo: Photo): MainThreadCosts {
   const req = publishRequest(accountFrom(generateKeyPair()), { content: CAPTION, attachment: photo.jpeg, attachmentMime: 'image/jpeg' })
   const body = Buffer.from(JSON.stringify(req), 'utf8')
@@ -379,7 +381,7 @@ export function formatScrubBench (r: ScrubBenchResult): string {
       `main thread ${p.nodeMainCores.toFixed(2)} (${r.baseline.nodeMainCores.toFixed(2)} while only netstats ran) = ` +
       `**${fmt((p.nodeMainCores - r.baseline.nodeMainCores) / p.okPerSec * 1000, 1)} ms of main thread per publish**; client ${p.clientCores.toFixed(2)} cores.`,
     '',
-    `Main-thread steps of one publish, timed in this process (median of 7): body to string ${fmt(k.toStringMs, 1)} ms, JSON.parse ${fmt(k.jsonParseMs, 1)} ms, ` +
+    `Decode steps of one publish (on a decode worker thread; on the main thread before 2026-11-26), timed in this process (median of 7): body to string ${fmt(k.toStringMs, 1)} ms, JSON.parse ${fmt(k.jsonParseMs, 1)} ms, ` +
       `schema ${fmt(k.schemaMs, 2)} ms, base64 decode ${fmt(k.base64DecodeMs, 1)} ms, canonical re-encode check ${fmt(k.base64CheckMs, 1)} ms, sha256 of the raw bytes ${fmt(k.sha256Ms, 1)} ms, ` +
       `structured-clone copy for the worker ${fmt(k.serializeMs, 1)} ms: **${fmt(k.totalMs, 1)} ms** in all, the longest single block being JSON.parse.`,
     ...(p.firstErrors.length > 0 ? ['', 'First publish errors:', ...p.firstErrors.map((e) => `    ${e}`)] : []),

@@ -7,14 +7,17 @@ import { KithError } from '../errors/index.js'
 declare module 'koa' {
   interface Request {
     body?: unknown
+    /** the body's bytes, unparsed, on the paths jsonBody was told to leave alone */
+    rawBody?: Buffer
   }
 }
 
 /**
  * Reads a JSON body up to `maxBytes` (or the cap `capByPath` gives the request's path: uploads);
- * larger bodies get 413 before they are buffered whole.
+ * larger bodies get 413 before they are buffered whole. On `rawPaths` the bytes are kept unparsed
+ * in `ctx.request.rawBody`, in a buffer of their own (its handler may hand the memory to a worker).
  */
-export function jsonBody (defaultMaxBytes: number, capByPath: Readonly<Record<string, number>> = {}) {
+export function jsonBody (defaultMaxBytes: number, capByPath: Readonly<Record<string, number>> = {}, rawPaths: ReadonlySet<string> = new Set()) {
   // a Map: the request's path must not find Object's own members
   const caps = new Map(Object.entries(capByPath))
   return async function readJsonBody (ctx: Context, next: Next): Promise<void> {
@@ -23,6 +26,10 @@ export function jsonBody (defaultMaxBytes: number, capByPath: Readonly<Record<st
     const declared = Number(ctx.get('content-length') || 0)
     if (declared > maxBytes) throw new KithError('BODY_TOO_LARGE', `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`)
     const body = await readBody(ctx.req, maxBytes)
+    if (rawPaths.has(ctx.path)) {
+      ctx.request.rawBody = ownBuffer(body)
+      return await next()
+    }
     if (body.length > 0) {
       try {
         ctx.request.body = JSON.parse(body.toString('utf8'))
@@ -32,6 +39,14 @@ export function jsonBody (defaultMaxBytes: number, capByPath: Readonly<Record<st
     }
     await next()
   }
+}
+
+/** `bytes` in an ArrayBuffer of its own, never a slice of Node's shared pool of small buffers. */
+function ownBuffer (bytes: Buffer): Buffer {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes
+  const own = Buffer.allocUnsafeSlow(bytes.length)
+  bytes.copy(own)
+  return own
 }
 
 /**

@@ -26,6 +26,11 @@ export interface RouteDef<P extends z.ZodType | undefined, Q extends z.ZodType |
   params?: P
   query?: Q
   body?: B
+  /**
+   * The handler decodes the body's bytes (`ctx.request.rawBody`) itself, off the main thread;
+   * `body` then only documents it, and the handler's `body` is undefined.
+   */
+  bodyBytes?: boolean
   /** needs the bearer token when the node runs in token-writes mode */
   write?: boolean
   responses: Record<number, ResponseDef>
@@ -41,6 +46,7 @@ export interface AnyRoute {
   params?: z.ZodType
   query?: z.ZodType
   body?: z.ZodType
+  bodyBytes?: boolean
   write?: boolean
   responses: Record<number, ResponseDef>
   handler: (input: { params: unknown, query: unknown, body: unknown, ctx: Context }) => unknown

@@ -94,7 +94,8 @@ export function createApi (opts: ApiOptions): ApiServer {
   app.use(errorMiddleware(log))
   if (access.private && access.token !== undefined) app.use(privateMode(access))
   if (addressLimiter !== undefined) app.use(rateLimit(addressLimiter))
-  app.use(jsonBody(opts.env.maxBodyBytes, { '/feed/publish': Math.max(opts.env.maxBodyBytes, opts.env.maxUploadBytes) }))
+  const rawPaths = new Set(routes.filter((r) => r.bodyBytes === true && !r.path.includes('{')).map((r) => r.path))
+  app.use(jsonBody(opts.env.maxBodyBytes, { '/feed/publish': Math.max(opts.env.maxBodyBytes, opts.env.maxUploadBytes) }, rawPaths))
   const fixed = new Map<string, (ctx: Context) => Promise<void> | undefined>()
   for (const r of routes) {
     const handle = routeHandler(r, access)
@@ -201,7 +202,8 @@ export function routeHandler (r: AnyRoute, access: AccessOptions): (ctx: Context
   const answer = (ctx: Context, result: unknown): void => {
     if (ctx.respond !== false && (ctx.body === undefined || ctx.body === null)) ctx.body = result
   }
-  const bodySchema = r.body
+  // a bodyBytes route decodes ctx.request.rawBody itself
+  const bodySchema = r.bodyBytes === true ? undefined : r.body
   const bodyOptional = bodySchema?.safeParse(undefined).success === true
   return (ctx) => {
     ctx.state.route = r.path

@@ -13,7 +13,7 @@ import { createApi, type OnboardingOptions } from '../api/index.js'
 import { Contracts, accountFrom, ownsMailbox, type Account } from '../chain/index.js'
 import { VerifyPool, keyPairFromSeed } from '../crypto/index.js'
 import { explorerSite } from '../explorer/index.js'
-import { FeedService, joinFeed, type PendingLimits } from '../feed/index.js'
+import { FeedService, PublishDecoder, joinFeed, type PendingLimits } from '../feed/index.js'
 import { MediaScrubber, type MediaEnv } from '../media/index.js'
 import { NodeMetrics } from '../metrics/index.js'
 import {
@@ -129,12 +129,16 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     fees.start((id) => relay.hasEnvelope(id))
     const scrubber = MediaScrubber.start({ env: app.media, logger, ...(caps.imageWorkers !== undefined ? { workers: caps.imageWorkers } : {}) })
     started('media scrubber', async () => await scrubber.stop())
+    // large publish bodies are decoded on as many threads as signatures are verified on
+    const decoder = new PublishDecoder({ workers: caps.verifyWorkers, logger })
+    started('publish decode workers', async () => await decoder.stop())
     // bodies are hosted under the node's account key, which CREATE_POST fees credit (as relay fees do)
     const feed = new FeedService({
       dataDir: home.dataDir,
       chain: { state: node.state, scan: (prefix) => node.scanState(prefix) },
       hostingRelay: node.validatorPub,
       scrubber,
+      decoder,
       pendingLimits: app.pendingLimits,
       ...(caps.viewPairs !== undefined ? { maxViewPairs: caps.viewPairs } : {}),
       ...(config.feed_disk_limit_mb !== undefined ? { diskLimitBytes: config.feed_disk_limit_mb * 1024 * 1024 } : {}),

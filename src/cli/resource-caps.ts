@@ -2,7 +2,8 @@
  * `--max-cpu` and `--max-ram-mb` (spec "Limits"): what each bounds, and the relaunch that applies
  * the two settings a running Node cannot change (its heap limit and its libuv pool size).
  *
- * - `--max-cpu N` (cores, may be fractional): signature-verification worker threads
+ * - `--max-cpu N` (cores, may be fractional): signature-verification worker threads and as many
+ *   publish-decoding ones
  *   (⌈N⌉ − 1, at least 1, never more than the machine's cores − 1), image-scrubbing worker
  *   processes (at most ⌊N⌋, at least 1) and libuv's thread pool (⌈N⌉, at least 2: lmdb's async
  *   writes and fs need one each). The main thread is the one core left; an operator who needs a

@@ -12,16 +12,16 @@ import {
   POST_METADATA_BYTES, MAX_POST_SIZE, Posts, Registry, StateKeys, balanceOf, decodePayload, postFee, unixSeconds, type CheckedTx, type CreatePostPayload, type PostRecord,
   type StateReader, type StateValue, type Transaction
 } from '../chain/index.js'
-import { verify } from '../crypto/index.js'
 import { KithError } from '../errors/index.js'
-import { parseOrThrow } from '../validation/index.js'
 import { FeedBodyStore, type BodyMeta } from './body-store.js'
 import { FeedIndex, type IndexedPost, type NewPost } from './feed-index.js'
 import { HASHTAG_RULE, extractHashtags } from './hashtags.js'
 import { HomeTimelines } from './home-timelines.js'
 import { DEFAULT_PENDING_LIMITS, PendingLedger, type Claim, type PendingLimits } from './pending.js'
 import type { Position } from './ranking.js'
-import { PREVIEW_CHARS, PublishRequestSchema, type FeedPostItem, type PublishRequest, type PublishResponse } from './schemas.js'
+import { decodePublish, decodePublishBytes, type DecodedPublish } from './publish-decode.js'
+import type { PublishDecoder } from './publish-decoder.js'
+import { PREVIEW_CHARS, type FeedPostItem, type PublishResponse } from './schemas.js'
 import { ViewLimiter } from './views.js'
 
 /** What the feed reads of the chain: committed state, and its keys by prefix. */
@@ -52,7 +52,12 @@ export interface FeedServiceOptions {
   /** fsync body writes (default true) */
   sync?: boolean
   maxViewPairs?: number
+  /** decodes large publish bodies off this thread; without it, every body is decoded inline */
+  decoder?: PublishDecoder
 }
+
+/** A publish request's fields, its attachment decoded apart. */
+type PublishFields = DecodedPublish['req']
 
 export interface ListQuery {
   limit: number
@@ -182,7 +187,20 @@ export class FeedService {
 
   /** Stores a signed body; `client` is the address it came from, for the per-address bound. */
   async publish (raw: unknown, client?: string): Promise<PublishResponse> {
-    const req = parseOrThrow(PublishRequestSchema, raw)
+    return await this.publishDecoded(decodePublish(raw), client)
+  }
+
+  /**
+   * publish, from the request body's bytes: a large body is decoded off this thread (the
+   * decoder's workers), and the buffer is handed over (a worker takes its memory).
+   */
+  async publishBytes (body: Buffer, client?: string): Promise<PublishResponse> {
+    const decoder = this.opts.decoder
+    const decoded = decoder !== undefined ? await decoder.decode(body) : decodePublishBytes(body)
+    return await this.publishDecoded(decoded, client)
+  }
+
+  private async publishDecoded ({ req, content, attachment, rawHash, signatureValid, attachmentError }: DecodedPublish, client: string | undefined): Promise<PublishResponse> {
     const skew = req.ts - this.nowS()
     if (Math.abs(skew) > PUBLISH_TS_TOLERANCE_S) {
       throw new KithError('FEED_STALE_TS', `ts (timestamp) ${req.ts} is more than 5 minutes from the node clock`)
@@ -191,11 +209,8 @@ export class FeedService {
       throw new KithError('BAD_REQUEST', 'reply_to and quote_of are mutually exclusive: a post replies to one post or quotes one, not both')
     }
     this.checkHostable(req.author)
-    const attachment = decodeAttachment(req)
-    const content = Buffer.from(req.content, 'utf8')
-    const rawHash = sha256Hex(content, attachment?.bytes)
-    const text = `publish:${req.post_id}:${rawHash}:${req.ts}`
-    if (!verify(Buffer.from(text, 'utf8'), Buffer.from(req.sig, 'base64'), Buffer.from(req.author, 'hex'))) {
+    if (attachmentError !== undefined) throw new KithError('BAD_REQUEST', attachmentError)
+    if (!signatureValid) {
       throw new KithError('FEED_BAD_SIGNATURE', 'invalid signature: sig must be the author\'s Ed25519 signature over publish:<post_id>:<raw_content_hash_hex>:<ts>')
     }
     const running = this.inFlight.get(req.post_id)
@@ -230,7 +245,7 @@ export class FeedService {
     }
   }
 
-  private async scrubAndStore (req: PublishRequest, client: string | undefined, content: Buffer, rawHash: string, attachment: { bytes: Buffer, mime: string } | undefined): Promise<PublishResponse> {
+  private async scrubAndStore (req: PublishFields, client: string | undefined, content: Buffer, rawHash: string, attachment: { bytes: Buffer, mime: string } | undefined): Promise<PublishResponse> {
     const fixed = content.length + POST_METADATA_BYTES
     if (fixed > MAX_POST_SIZE) throw tooLarge(fixed)
     // scrubbing shrinks images, not video or audio: those too large already are refused before the sidecar
@@ -250,7 +265,7 @@ export class FeedService {
     }
   }
 
-  private async scrubAndKeep (req: PublishRequest, claim: Claim, content: Buffer, rawHash: string, attachment: { bytes: Buffer, mime: string } | undefined): Promise<PublishResponse> {
+  private async scrubAndKeep (req: PublishFields, claim: Claim, content: Buffer, rawHash: string, attachment: { bytes: Buffer, mime: string } | undefined): Promise<PublishResponse> {
     const fixed = claim.size
     const scrubbed = attachment === undefined ? undefined : await this.opts.scrubber.scrub(attachment.bytes, attachment.mime)
     const size = fixed + (scrubbed?.bytes.length ?? 0)
@@ -590,16 +605,6 @@ function over (holder: string, held: { count: number, bytes: number }, maxCount:
   throw new KithError('FEED_PENDING_LIMIT',
     `too many uncommitted posts from this ${holder}: ${held.count} published here (${held.bytes} bytes) wait for their CREATE_POST, and ${bound}; ` +
     'submit their CREATE_POSTs (a committed post leaves the count), or wait until uncommitted ones are collected 24 h after publishing')
-}
-
-function decodeAttachment (req: PublishRequest): { bytes: Buffer, mime: string } | undefined {
-  const b64 = req.attachment_b64 ?? ''
-  if (b64 === '') return undefined
-  if (req.attachment_mime === undefined || req.attachment_mime === '') throw new KithError('BAD_REQUEST', 'attachment_mime: required with attachment_b64')
-  // canonical base64: a decode that re-encodes to the same text (Buffer.from skips bad characters silently)
-  const bytes = Buffer.from(b64, 'base64')
-  if (bytes.length === 0 || bytes.toString('base64') !== b64) throw new KithError('BAD_REQUEST', 'attachment_b64: must be standard padded base64')
-  return { bytes, mime: req.attachment_mime.toLowerCase() }
 }
 
 function sha256Hex (first: Buffer, second?: Buffer): string {

@@ -211,6 +211,22 @@ describe('feed over HTTP', { timeout: 180_000 }, () => {
       assert.equal(res.status, status, `${name}: ${res.text}`)
       assert.ok(errorMessage(res).includes(mentions), `${name}: "${errorMessage(res)}" should mention ${mentions}`)
     }
+    // bodies over 64 KiB are decoded on a worker thread: the same answers as inline
+    const large = publishRequest(alice, { content: 'x', attachment: photo, attachmentMime: 'image/jpeg' })
+    assert.ok(JSON.stringify(large).length > 64 * 1024)
+    const largeCases: Array<[string, { body?: unknown, rawBody?: string }, number, string]> = [
+      ['bad signature, large body', { body: { ...large, content: 'y' } }, 400, 'signature'],
+      ['non-canonical base64, large body', { body: { ...large, attachment_b64: `${large.attachment_b64 ?? ''}A` } }, 400, 'standard padded base64'],
+      ['attachment without its mime, large body', { body: { ...large, attachment_mime: undefined } }, 400, 'attachment_mime'],
+      ['schema fault, large body', { body: { ...large, ts: 'soon' } }, 400, 'ts'],
+      ['stale ts before the attachment fault, large body', { body: { ...large, attachment_b64: `${large.attachment_b64 ?? ''}A`, ts: 1 } }, 400, 'timestamp'],
+      ['not JSON, large body', { rawBody: `{"post_id": "${'a'.repeat(100_000)}` }, 400, 'not valid JSON']
+    ]
+    for (const [name, body, status, mentions] of largeCases) {
+      const res = await http(node.url, 'POST', '/feed/publish', body)
+      assert.equal(res.status, status, `${name}: ${res.text}`)
+      assert.ok(errorMessage(res).includes(mentions), `${name}: "${errorMessage(res)}" should mention ${mentions}`)
+    }
     const bomb = await sharp({ create: { width: 12_000, height: 12_000, channels: 3, background: 'black' } }).png({ compressionLevel: 9 }).toBuffer()
     const res = await http(node.url, 'POST', '/feed/publish', { body: publishRequest(alice, { content: 'boom', attachment: bomb, attachmentMime: 'image/png' }) })
     assert.equal(res.status, 400, res.text)

@@ -35,6 +35,7 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       tag: 'feed',
       summary: 'Store a signed post body (attachment scrubbed) on this node, to be committed by a CREATE_POST',
       body: PublishRequestSchema,
+      bodyBytes: true,
       responses: {
         200: { description: 'stored durably (or already stored by this same request): the fields of the CREATE_POST to submit', schema: PublishResponseSchema },
         400: { description: 'malformed request, bad signature (mentions `signature`), ts more than 5 minutes off (mentions `timestamp`), attachment_mime that the bytes\' magic contradicts, unsupported or undecodable attachment', schema: ErrorSchema },
@@ -46,9 +47,9 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
         504: { description: 'the media sidecar timed out', schema: ErrorSchema },
         507: { description: 'the feed disk quota (--feed-disk-limit-mb) is exhausted', schema: ErrorSchema }
       },
-      handler: async ({ body, ctx }) => {
+      handler: async ({ ctx }) => {
         try {
-          return await feed.publish(body, clientAddressKey(ctx.ip))
+          return await feed.publishBytes(ctx.request.rawBody ?? Buffer.alloc(0), clientAddressKey(ctx.ip))
         } catch (err) {
           // a bound frees when one of the holder's posts is committed, not in a second
           if (isKithError(err) && err.code === 'FEED_PENDING_LIMIT') ctx.set('Retry-After', String(PENDING_RETRY_AFTER_S))
