@@ -83,6 +83,13 @@ export class TendermintEngine implements ConsensusEngine {
   /** with empty blocks off: the previous block's time, whether transactions wait, whether a peer started this height */
   private prevBlockTime = 0
   private txsAvailable = false
+  /**
+   * The highest height a `txs-available` named before this engine entered it. The node signals
+   * once per height, and it may signal the next height while its commit of this one is still
+   * syncing: entering that height must not forget the signal, or it waits for one that never
+   * comes (a node that stopped building blocks under a stream of submissions).
+   */
+  private txsAvailableAhead = 0
   private peersStarted = false
   /** the block interval has passed and this height waits for a transaction, a peer or the heartbeat */
   private waitingForTxs = false
@@ -155,7 +162,7 @@ export class TendermintEngine implements ConsensusEngine {
         this.enterHeight(input.height, input.validators)
         this.abstaining = input.abstain === true
         this.prevBlockTime = input.prevBlockTime
-        this.txsAvailable = input.txsPending === true
+        this.txsAvailable = input.txsPending === true || this.txsAvailableAhead >= input.height
         if (input.restore !== undefined) this.restore(input.restore, out)
         else out.push(this.timeout('commit', 0, Math.max(0, input.prevBlockTime + this.opts.blockIntervalMs - input.now)))
         for (const queued of this.future.splice(0)) this.accept(queued, out)
@@ -164,7 +171,8 @@ export class TendermintEngine implements ConsensusEngine {
         this.onTimeout(input.height, input.round, input.step, input.now, out)
         break
       case 'txs-available':
-        this.txsAvailable = true
+        if (input.height === this.height) this.txsAvailable = true
+        else if (input.height > this.height) this.txsAvailableAhead = Math.max(this.txsAvailableAhead, input.height)
         break
       case 'block-built':
         this.onBlockBuilt(input.height, input.round, input.block, input.blockHash, out)

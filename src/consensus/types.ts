@@ -42,8 +42,8 @@ export type ConsensusInput =
    * validator whose store was restored cannot know what it signed before (see the node's restore guard).
    */
   | { type: 'new-height', height: number, now: number, prevBlockTime: number, validators: Validator[], restore?: ConsensusRecord, txsPending?: boolean, abstain?: boolean }
-  /** the mempool received a transaction: with empty blocks off, what starts a waiting height */
-  | { type: 'txs-available' }
+  /** the mempool received a transaction while the chain's next height was `height`: with empty blocks off, what starts a waiting height */
+  | { type: 'txs-available', height: number }
   | { type: 'timeout', height: number, round: number, step: Step, now: number }
   | { type: 'block-built', height: number, round: number, block: Block, blockHash: string }
   | { type: 'proposal', proposal: Proposal, valid: boolean }

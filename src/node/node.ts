@@ -417,7 +417,7 @@ export class KithNode implements ChainView {
     const next = this.head().height + 1
     if (this.emptyBlocks || this.txsSignalledFor === next) return
     this.txsSignalledFor = next
-    this.driver.push({ type: 'txs-available' })
+    this.driver.push({ type: 'txs-available', height: next })
   }
 
   private nextHeightInput (restore?: ConsensusRecord): ConsensusInput {

@@ -59,6 +59,30 @@ describe('empty blocks off', { timeout: 180_000 }, () => {
     assert.equal(await settledHeight(node, 1000), idle + 1, 'one block for the transaction, then none')
   })
 
+  test('a stream of submissions from many clients keeps blocks coming: every accepted transaction is committed', async () => {
+    // A transaction admitted while the previous height's commit was syncing signalled the next
+    // height before the engine entered it, and was forgotten there: the node stopped building
+    // blocks at height 2 or 3 and answered 503 once its mempool was full.
+    const senders = Array.from({ length: 32 }, () => newAccount())
+    const node = await startNode({ emptyBlocks: false, blockIntervalMs: 100, alloc: senders.map((s) => ({ pub: s.pub, amountUt: ALLOC_UT })), args: ['--empty-block-interval-ms', '600000'] })
+    const before = (await http(node.url, 'GET', '/api/netstats')).json as { total_txs: number }
+    const bodies = senders.flatMap((s, i) => Array.from({ length: 60 }, () => JSON.stringify(transfer(s, senders[(i + 1) % senders.length].pub, 1000, { fee: 1000 }))))
+    let next = 0
+    let accepted = 0
+    await Promise.all(senders.map(async () => {
+      while (next < bodies.length) {
+        const res = await http(node.url, 'POST', '/api/tx', { rawBody: bodies[next++] })
+        if (res.status === 200) accepted++
+        else assert.equal(res.status, 503, res.text)
+      }
+    }))
+    assert.ok(accepted > bodies.length / 2, `most submissions accepted: ${accepted} of ${bodies.length}`)
+    await waitFor(async () => {
+      const stats = (await http(node.url, 'GET', '/api/netstats')).json as { total_txs: number, mempool_size: number }
+      return stats.total_txs - before.total_txs === accepted && stats.mempool_size === 0
+    }, 30_000, { intervalMs: 100, message: `not every accepted transaction (${accepted}) was committed: blocks stopped coming` })
+  })
+
   test('the heartbeat commits a block while idle, at about its interval', async () => {
     const node = await startNode({ emptyBlocks: false, blockIntervalMs: 100, args: ['--empty-block-interval-ms', '700'] })
     await waitFor(async () => await height(node) >= 1, 30_000, { intervalMs: 100 })

@@ -179,6 +179,7 @@ export function simulate (opts: SimOptions): SimResult {
     })
   }
 
+  /** The height `n` works on next: chain[0] is the genesis. */
   function height (n: SimNode): number {
     return n.chain.length
   }
@@ -337,7 +338,7 @@ export function simulate (opts: SimOptions): SimResult {
   function receiveTx (n: SimNode, id: string): void {
     if (n.mempool.has(id) || n.committedTxs.has(id)) return
     n.mempool.add(id)
-    feed(n, { type: 'txs-available' })
+    feed(n, { type: 'txs-available', height: height(n) })
   }
 
   /** Block sync: take every block the peer committed beyond ours, in order. */

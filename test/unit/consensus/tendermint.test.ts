@@ -188,7 +188,7 @@ describe('TendermintEngine', () => {
       const woken = idleEngine(proposer, 30_000)
       woken.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 900, validators })
       woken.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 1000 })
-      assert.deepEqual(kinds(woken.handle({ type: 'txs-available' })), ['build-block', 'schedule-timeout'])
+      assert.deepEqual(kinds(woken.handle({ type: 'txs-available', height: 1 })), ['build-block', 'schedule-timeout'])
       assert.equal(woken.status().step, 'propose')
 
       const beat = idleEngine(proposer, 30_000)
@@ -209,6 +209,24 @@ describe('TendermintEngine', () => {
       assert.deepEqual(follower.handle({ type: 'timeout', height: 1, round: 0, step: 'commit', now: 1000 }), [], 'no heartbeat: nothing scheduled')
       const effects = follower.handle({ type: 'proposal', proposal: proposal(1, 0, 'woken'), valid: true })
       assert.deepEqual(votesOf(effects).map((v) => [v.type, v.block_hash]), [['prevote', 'hash-woken']])
+    })
+
+    test('a transaction signalled for the next height before the engine enters it is not forgotten there', () => {
+      // The node signals once per height, and it can signal height 2 while its commit of height 1
+      // is still syncing: the engine, still at height 1, must keep it for height 2 (it did not,
+      // and a single validator under a stream of submissions stopped building blocks).
+      const engine = idleEngine(proposer, 0)
+      engine.handle({ type: 'new-height', height: 1, now: 1000, prevBlockTime: 900, validators, txsPending: true })
+      assert.deepEqual(engine.handle({ type: 'txs-available', height: 2 }), [], 'nothing happens at height 1')
+      engine.handle({ type: 'new-height', height: 2, now: 2000, prevBlockTime: 1900, validators, txsPending: false })
+      engine.handle({ type: 'timeout', height: 2, round: 0, step: 'commit', now: 2000 })
+      assert.equal(engine.status().step, 'propose', 'round 0 of height 2 started after the interval')
+      // a stale signal (for a height already entered or passed) wakes nothing
+      const stale = idleEngine(proposer, 0)
+      stale.handle({ type: 'new-height', height: 3, now: 1000, prevBlockTime: 900, validators })
+      stale.handle({ type: 'txs-available', height: 2 })
+      assert.deepEqual(stale.handle({ type: 'timeout', height: 3, round: 0, step: 'commit', now: 1000 }), [])
+      assert.equal(stale.status().step, 'commit', 'still waiting')
     })
 
     test('a vote from a key outside the validator set, or a proposal from the wrong proposer, does not wake an idle height', () => {
