@@ -103,6 +103,10 @@ type SimEvent =
   | { kind: 'partition' }
   | { kind: 'heal' }
   | { kind: 'tx-arrives' }
+  /** a node's new height starts: its commit's sync has ended (see COMMIT_SYNC_MAX) */
+  | { kind: 'enter-height', node: number, epoch: number }
+  /** a transaction submitted to a node is on its disk: the node signals it (see PERSIST_MAX) */
+  | { kind: 'tx-persisted', node: number, epoch: number }
 
 interface Scheduled { at: number, seq: number, event: SimEvent }
 
@@ -126,6 +130,8 @@ interface SimNode {
   committedTxs: Set<string>
   /** restored with its record lost: abstains until a block later than this (virtual ms) */
   signsAfter?: number
+  /** the height a `txs-available` was last fed for: once per height, as KithNode.signalTxs */
+  txsSignalledFor: number
 }
 
 const CHAIN_ID = 'sim'
@@ -133,6 +139,14 @@ const BLOCK_INTERVAL = 100
 const GOSSIP_INTERVAL = 250
 const TIMEOUTS = { propose: 300, proposeDelta: 150, vote: 200, voteDelta: 100, max: 2000 }
 const MAX_EVENTS = 400_000
+/**
+ * With empty blocks off, the node's two waits that decide when a transaction's signal reaches the
+ * engine: a commit's sync (the chain's head has moved, the engine enters the next height only
+ * after it) and a submitted transaction's synced mempool write (the signal follows it). A
+ * signal that falls between a commit and the next height was lost once (a stalled node).
+ */
+const COMMIT_SYNC_MAX = 20
+const PERSIST_MAX = 30
 /** with empty blocks off: mean virtual ms between transactions, and the quiet spell that ends a run */
 const TX_GAP = 400
 const QUIET = 10_000
@@ -158,7 +172,7 @@ export function simulate (opts: SimOptions): SimResult {
   const byzantineIndex = opts.byzantine ? Math.floor(random() * opts.validators) : -1
   const nodes: SimNode[] = keys.map((key, index) => ({
     index, key, pub: toHex(key.publicKey), byzantine: index === byzantineIndex, up: true, epoch: 0,
-    engine: makeEngine(key), chain: [''], blocks: new Map(), record: undefined, nextProposals: [], mempool: new Set(), committedTxs: new Set()
+    engine: makeEngine(key), chain: [''], blocks: new Map(), record: undefined, nextProposals: [], mempool: new Set(), committedTxs: new Set(), txsSignalledFor: 0
   }))
   const maxFaulty = Math.floor((opts.validators - 1) / 3) - (byzantineIndex >= 0 ? 1 : 0)
   /** agreed hash per height, and every honest signature ever made */
@@ -269,7 +283,8 @@ export function simulate (opts: SimOptions): SimResult {
         return
       case 'commit':
         applyCommit(n, effect.block, effect.blockHash, effect.commit)
-        pending.push(newHeight(n))
+        if (idleChain) schedule(Math.floor(random() * COMMIT_SYNC_MAX), { kind: 'enter-height', node: n.index, epoch: n.epoch })
+        else pending.push(newHeight(n))
     }
   }
 
@@ -334,11 +349,23 @@ export function simulate (opts: SimOptions): SimResult {
     else feed(n, { type: 'vote', vote: msg.vote })
   }
 
-  /** A transaction reaches a node's mempool (submitted there, or by gossip). */
-  function receiveTx (n: SimNode, id: string): void {
+  /**
+   * A transaction reaches a node's mempool: submitted there (`persisted`: signalled once the
+   * node's synced write ends), or by gossip (held in memory, signalled at once).
+   */
+  function receiveTx (n: SimNode, id: string, persisted = false): void {
     if (n.mempool.has(id) || n.committedTxs.has(id)) return
     n.mempool.add(id)
-    feed(n, { type: 'txs-available', height: height(n) })
+    if (persisted) schedule(Math.floor(random() * PERSIST_MAX), { kind: 'tx-persisted', node: n.index, epoch: n.epoch })
+    else signalTxs(n)
+  }
+
+  /** As KithNode.signalTxs: the next height after the node's head, once per height. */
+  function signalTxs (n: SimNode): void {
+    const next = height(n)
+    if (n.txsSignalledFor === next) return
+    n.txsSignalledFor = next
+    feed(n, { type: 'txs-available', height: next })
   }
 
   /** Block sync: take every block the peer committed beyond ours, in order. */
@@ -369,6 +396,7 @@ export function simulate (opts: SimOptions): SimResult {
     n.up = true
     n.engine = makeEngine(n.key)
     n.nextProposals = []
+    n.txsSignalledFor = 0
     if (opts.storeLoss === true && random() < 0.5) {
       n.record = undefined
       storeLosses += 1
@@ -468,12 +496,22 @@ export function simulate (opts: SimOptions): SimResult {
           if (faultsOn) partition = nodes.map(() => Math.floor(random() * 2))
           break
         case 'heal': partition = undefined; break
+        case 'enter-height': {
+          const n = nodes[event.node]
+          if (n.up && n.epoch === event.epoch) enterHeight(n)
+          break
+        }
+        case 'tx-persisted': {
+          const n = nodes[event.node]
+          if (n.up && n.epoch === event.epoch) signalTxs(n)
+          break
+        }
         case 'tx-arrives': {
           if (!txsOn) break
           const n = nodes[Math.floor(random() * nodes.length)]
           const id = `tx${++txCount}`
           if (n.up) {
-            receiveTx(n, id)
+            receiveTx(n, id, true)
             broadcast(n, () => ({ kind: 'tx', id }))
           }
           schedule(1 + Math.floor(random() * 2 * TX_GAP), { kind: 'tx-arrives' })
@@ -481,12 +519,19 @@ export function simulate (opts: SimOptions): SimResult {
         }
       }
     }
-    /** After the quiet spell: every transaction a node took in is committed on every honest node, and the idle chain grew by heartbeats only. */
+    /**
+     * After the quiet spell: every transaction an honest node took in (or any node committed) is
+     * committed on every honest node, and the idle chain grew by heartbeats only. A byzantine
+     * node may withhold what only it received (a partition cut its gossip off).
+     */
     function checkIdle (honest: SimNode[]): void {
-      const taken = new Set(nodes.flatMap((n) => [...n.committedTxs, ...n.mempool]))
+      const taken = new Set(nodes.flatMap((n) => [...n.committedTxs, ...(n.byzantine ? [] : n.mempool)]))
+      // a byzantine node still holding transactions only it has keeps starting heights, as it may
+      const withheld = nodes.some((n) => n.byzantine && [...n.mempool].some((id) => !taken.has(id)))
       for (const n of honest) {
         const missing = [...taken].filter((id) => !n.committedTxs.has(id))
         if (missing.length > 0) throw new Violation(`node ${n.index} never committed ${missing.slice(0, 3).join(',')} (${missing.length} of ${taken.size})`)
+        if (withheld) continue
         // the second half of the quiet spell: nothing waits anywhere, so only heartbeats may commit
         const grown = height(n) - quietHeights[n.index]
         const allowed = heartbeat > 0 ? Math.ceil(QUIET / 2 / heartbeat) + 1 : 0
