@@ -385,6 +385,17 @@ export function simulate (opts: SimOptions): SimResult {
     return nodes.filter((x) => !x.up || x.signsAfter !== undefined).length < maxFaulty || (opts.validators === 1 && nodes.every((x) => x.up))
   }
 
+  /** The node an event was scheduled for, unless it crashed since (an event of a past life). */
+  function alive (event: { node: number, epoch: number }): SimNode | undefined {
+    const n = nodes[event.node]
+    return n.up && n.epoch === event.epoch ? n : undefined
+  }
+
+  function ifAlive (event: { node: number, epoch: number }, act: (n: SimNode) => void): void {
+    const n = alive(event)
+    if (n !== undefined) act(n)
+  }
+
   function crash (n: SimNode): void {
     n.up = false
     n.epoch += 1
@@ -477,15 +488,11 @@ export function simulate (opts: SimOptions): SimResult {
       switch (event.kind) {
         case 'deliver': deliver(nodes[event.to], event.msg); break
         case 'timer': {
-          const n = nodes[event.node]
-          if (n.up && n.epoch === event.epoch) feed(n, { ...event.input, now } as ConsensusInput)
+          const n = alive(event)
+          if (n !== undefined) feed(n, { ...event.input, now } as ConsensusInput)
           break
         }
-        case 'gossip': {
-          const n = nodes[event.node]
-          if (n.up && n.epoch === event.epoch) gossip(n)
-          break
-        }
+        case 'gossip': ifAlive(event, gossip); break
         case 'crash': {
           const n = nodes[event.node]
           if (faultsOn && n.up && !n.byzantine && canCrash()) crash(n)
@@ -496,16 +503,8 @@ export function simulate (opts: SimOptions): SimResult {
           if (faultsOn) partition = nodes.map(() => Math.floor(random() * 2))
           break
         case 'heal': partition = undefined; break
-        case 'enter-height': {
-          const n = nodes[event.node]
-          if (n.up && n.epoch === event.epoch) enterHeight(n)
-          break
-        }
-        case 'tx-persisted': {
-          const n = nodes[event.node]
-          if (n.up && n.epoch === event.epoch) signalTxs(n)
-          break
-        }
+        case 'enter-height': ifAlive(event, (n) => enterHeight(n)); break
+        case 'tx-persisted': ifAlive(event, signalTxs); break
         case 'tx-arrives': {
           if (!txsOn) break
           const n = nodes[Math.floor(random() * nodes.length)]
