@@ -69,6 +69,21 @@ describe('PublishDecoder', () => {
     assert.equal((await decoder.decode(Buffer.from(large))).signatureValid, true)
   })
 
+  test('a worker that dies fails what it held (500, not a refusal) and is replaced', async () => {
+    const own = new PublishDecoder({ workers: 1, inlineMaxBytes: 0, maxWaitingPerWorker: 4 })
+    try {
+      // reaching into the pool: nothing outside can kill its thread, a crash would
+      const slots = (own as unknown as { slots: Array<{ worker: { terminate: () => Promise<number> } }> }).slots
+      const held = own.decode(body(request))
+      await slots[0].worker.terminate()
+      await assert.rejects(held, (err: unknown) => err instanceof KithError && err.code === 'INTERNAL')
+      const again = await own.decode(body(request))
+      assert.equal(again.signatureValid, true, 'the replacement decodes')
+    } finally {
+      await own.stop()
+    }
+  })
+
   test('small bodies are decoded inline, without a worker', async () => {
     const inlineOnly = new PublishDecoder({ workers: 0 })
     const small = body(publishRequest(alice, { content: 'hello' }))
