@@ -15,7 +15,7 @@ declare module 'koa' {
 /**
  * Reads a JSON body up to `maxBytes` (or the cap `capByPath` gives the request's path: uploads);
  * larger bodies get 413 before they are buffered whole. On `rawPaths` the bytes are kept unparsed
- * in `ctx.request.rawBody`, in a buffer of their own (its handler may hand the memory to a worker).
+ * in `ctx.request.rawBody`, for the handler to decode.
  */
 export function jsonBody (defaultMaxBytes: number, capByPath: Readonly<Record<string, number>> = {}, rawPaths: ReadonlySet<string> = new Set()) {
   // a Map: the request's path must not find Object's own members
@@ -27,7 +27,7 @@ export function jsonBody (defaultMaxBytes: number, capByPath: Readonly<Record<st
     if (declared > maxBytes) throw new KithError('BODY_TOO_LARGE', `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`)
     const body = await readBody(ctx.req, maxBytes)
     if (rawPaths.has(ctx.path)) {
-      ctx.request.rawBody = ownBuffer(body)
+      ctx.request.rawBody = body
       return await next()
     }
     if (body.length > 0) {
@@ -39,14 +39,6 @@ export function jsonBody (defaultMaxBytes: number, capByPath: Readonly<Record<st
     }
     await next()
   }
-}
-
-/** `bytes` in an ArrayBuffer of its own, never a slice of Node's shared pool of small buffers. */
-function ownBuffer (bytes: Buffer): Buffer {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes
-  const own = Buffer.allocUnsafeSlow(bytes.length)
-  bytes.copy(own)
-  return own
 }
 
 /**

@@ -18,5 +18,5 @@ export { forYouScore, trendingScore, compareRank, compareTime, type Position, ty
 export { ViewLimiter, VIEW_WINDOW_MS } from './views.js'
 export { joinFeed, type FeedHost } from './join.js'
 export { FeedBodyStore, type BodyMeta } from './body-store.js'
-export { PublishDecoder, DEFAULT_DECODER_OPTIONS, type PublishDecoderOptions } from './publish-decoder.js'
+export { PublishDecoder, type PublishDecoderOptions } from './publish-decoder.js'
 export * from './schemas.js'

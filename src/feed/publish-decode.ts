@@ -5,7 +5,7 @@
  * same answers either way.
  */
 import { createHash } from 'node:crypto'
-import { verify } from '../crypto/index.js'
+import { fromCanonicalBase64, verify } from '../crypto/index.js'
 import { KithError } from '../errors/index.js'
 import { parseOrThrow } from '../validation/index.js'
 import { PublishRequestSchema, type PublishRequest } from './schemas.js'
@@ -47,13 +47,13 @@ export function decodePublish (value: unknown): DecodedPublish {
   if (b64 !== '') {
     if (req.attachment_mime === undefined || req.attachment_mime === '') attachmentError = 'attachment_mime: required with attachment_b64'
     else {
-      // canonical base64: a decode that re-encodes to the same text (Buffer.from skips bad characters silently)
-      const bytes = Buffer.from(b64, 'base64')
-      if (bytes.length === 0 || bytes.toString('base64') !== b64) attachmentError = 'attachment_b64: must be standard padded base64'
+      const bytes = fromCanonicalBase64(b64)
+      if (bytes === undefined) attachmentError = 'attachment_b64: must be standard padded base64'
       else attachment = { bytes, mime: req.attachment_mime.toLowerCase() }
     }
   }
   const content = Buffer.from(req.content, 'utf8')
+  // incremental, not crypto's sha256(...parts), which would first join a photo's megabytes
   const hash = createHash('sha256').update(content)
   if (attachment !== undefined) hash.update(attachment.bytes)
   const rawHash = hash.digest('hex')

@@ -57,6 +57,15 @@ describe('PublishDecoder', () => {
     }
   })
 
+  test('hostile bodies on a worker: deep nesting and megabytes of tiny members are refused (400), and the worker goes on', async () => {
+    const deep = Buffer.from(`${'['.repeat(200_000)}${']'.repeat(200_000)}`, 'utf8')
+    const wide = Buffer.from(`{"post_id":[${'{},'.repeat(1_000_000)}{}]}`, 'utf8')
+    for (const bytes of [deep, wide]) {
+      await assert.rejects(decoder.decode(bytes), (err: unknown) => err instanceof KithError && err.code === 'BAD_REQUEST')
+    }
+    assert.equal((await decoder.decode(body(request))).signatureValid, true)
+  })
+
   test('past the bound on waiting bodies: MEDIA_BUSY at once, and the ones taken still decode', async () => {
     const large = body(request)
     const attempts = Array.from({ length: 8 }, async () => await decoder.decode(Buffer.from(large)))
