@@ -6,18 +6,19 @@
  * can act: optional middleware is mounted only when enabled, and routes with a fixed path are
  * found by one map lookup before the router, whose matching tests every route's pattern in turn.
  */
-import { createServer, type Server, type ServerOptions } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Koa, { type Context } from 'koa'
 import Router from '@koa/router'
 import type { Logger } from 'pino'
 import type { EnvSettings, ChainView } from '../node/index.js'
-import { KithError } from '../errors/index.js'
-import { parseOrThrow } from '../validation/index.js'
 import { answerClientError, answerFailed, errorAnswer, errorMiddleware } from './errors.js'
-import { jsonBody, privateMode, rateLimit, RateLimiter, requireBearer, tokenMatches, type AccessOptions } from './middleware.js'
+import { jsonBody, privateMode, rateLimit, RateLimiter, tokenMatches, type AccessOptions, type RateLimitState } from './middleware.js'
+import { EDGE_CLIENT_IP_HEADER, EDGE_SECRET_HEADER } from './edge/protocol.js'
+import { secretsEqual } from '../crypto/index.js'
 import { openApiDocument } from './openapi.js'
 import { requestId } from './request-id.js'
+import { closeGracefully, routeHandler, slowClientTimeouts } from './serving.js'
 import { koaPath, route, type AnyRoute } from './route.js'
 import { chainRoutes } from './routes/chain.js'
 import { contractRoutes } from './routes/contracts.js'
@@ -35,9 +36,6 @@ import { realtimeRoutes } from './routes/realtime.js'
 import { REALTIME_SCHEMAS, RealtimeGateway, type RealtimeLimits } from '../realtime/index.js'
 import { NODE_VERSION, PROTOCOL_VERSION } from '../release/index.js'
 
-/** How long in-flight requests get to finish when the node shuts down. */
-const CLOSE_GRACE_MS = 3000
-
 export interface ApiOptions {
   node: ChainView
   nodeId: string
@@ -51,6 +49,12 @@ export interface ApiOptions {
   realtime?: RealtimeLimits
   /** the block explorer at `/` (src/explorer); absent, or with SVC_DISABLE_EXPLORER, it is not served */
   explorer?: ExplorerSite
+  /**
+   * Set when HTTP edge threads (src/api/edge) hold the public listener: this server then listens
+   * privately for them, serves only requests that carry `secret`, and takes the client's address
+   * from the header the edge sets.
+   */
+  edge?: { secret: string }
 }
 
 export interface ApiServer {
@@ -58,6 +62,10 @@ export interface ApiServer {
   /** present when `realtime` was given */
   gateway: RealtimeGateway | undefined
   listen (host: string | undefined, port: number): Promise<AddressInfo>
+  /** closes the WebSockets (1001) and event streams; stop does it too. Before the edges stop, so the close frames pass through them */
+  closeStreams (): Promise<void>
+  /** takes a token from the per-IP bucket, as the middleware does: for requests answered on an edge thread */
+  admitAddress (ip: string): RateLimitState | undefined
   stop (): Promise<void>
 }
 
@@ -84,7 +92,9 @@ export function createApi (opts: ApiOptions): ApiServer {
   }
   if (opts.explorer !== undefined && !opts.env.disableExplorer) routes.push(...explorerRoutes(opts.explorer))
 
-  const app = new Koa({ proxy: false })
+  const fromEdge = opts.edge !== undefined ? edgeCheck(opts.edge.secret) : undefined
+  // behind the edge, Koa's ctx.ip is the address the edge forwarded (and only requests that carry the secret get here)
+  const app = fromEdge !== undefined ? new Koa({ proxy: true, proxyIpHeader: EDGE_CLIENT_IP_HEADER, maxIpsCount: 1 }) : new Koa({ proxy: false })
   app.on('error', answerFailed(log))
   const router = new Router()
   // outermost, so it sees the status every other layer (the error mapper included) settled on
@@ -107,10 +117,16 @@ export function createApi (opts: ApiOptions): ApiServer {
   app.use(router.routes())
   app.use(router.allowedMethods())
 
-  const server = createServer(slowClientTimeouts(opts.env), app.callback())
-  server.keepAliveTimeout = opts.env.keepAliveTimeoutMs
+  const callback = app.callback()
+  const server = createServer(slowClientTimeouts(opts.env), fromEdge === undefined
+    ? callback
+    : (req, res) => { if (fromEdge(req) !== undefined) void callback(req, res); else refuseStranger(res) })
+  // the edges hold their connections to this listener open for as long as they run
+  server.keepAliveTimeout = fromEdge !== undefined ? EDGE_KEEP_ALIVE_MS : opts.env.keepAliveTimeoutMs
   server.on('clientError', answerClientError)
   gateway?.attach(server)
+  let streamsClosed: Promise<void> | undefined
+  const closeStreams = async (): Promise<void> => { await (streamsClosed ??= gateway?.stop() ?? Promise.resolve()) }
   return {
     server,
     gateway,
@@ -124,37 +140,32 @@ export function createApi (opts: ApiOptions): ApiServer {
       server.on('error', (err: NodeJS.ErrnoException) => log.warn({ code: err.code }, 'accepting a connection failed'))
       return server.address() as AddressInfo
     },
+    admitAddress: (ip) => addressLimiter?.admit(ip),
+    closeStreams,
     async stop () {
       // WebSockets and event streams first: they never end by themselves, and server.close() waits for them
-      await gateway?.stop()
-      // from now on every response closes its connection, so keep-alive clients let go
-      server.prependListener('request', (_req, res) => { res.shouldKeepAlive = false })
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      // Connections busy with a request become idle after answering; sweep until all are gone,
-      // and cut whatever is left after the grace period.
-      const sweep = setInterval(() => server.closeIdleConnections(), 50)
-      const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS)
-      server.closeIdleConnections()
-      await closed
-      clearInterval(sweep)
-      clearTimeout(cut)
+      await closeStreams()
+      await closeGracefully(server)
     }
   }
 }
 
-/**
- * Bounds on slow clients, so half-sent requests (slowloris) cannot hold connections for long:
- * the head and the whole request must arrive within their timeouts, else node answers 408 and
- * closes. Node checks them on an interval; a quarter of the head timeout keeps the overshoot small.
- * WebSockets leave the HTTP server's bookkeeping on upgrade, and an SSE request is complete once
- * its head is in, so neither long-lived stream is cut by these.
- */
-function slowClientTimeouts (env: EnvSettings): ServerOptions {
-  return {
-    headersTimeout: env.headersTimeoutMs,
-    requestTimeout: env.requestTimeoutMs,
-    connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(env.headersTimeoutMs / 4)))
+/** Longer than any pause between an edge's requests, so the core never closes a connection an edge is about to reuse. */
+const EDGE_KEEP_ALIVE_MS = 600_000
+
+/** The client address an edge forwarded with the right secret; undefined for any other request. */
+function edgeCheck (secret: string): (req: IncomingMessage) => string | undefined {
+  return (req) => {
+    const given = req.headers[EDGE_SECRET_HEADER]
+    if (typeof given !== 'string' || !secretsEqual(given, secret)) return undefined
+    const ip = req.headers[EDGE_CLIENT_IP_HEADER]
+    return typeof ip === 'string' ? ip : ''
   }
+}
+
+function refuseStranger (res: ServerResponse): void {
+  res.writeHead(403, { 'Content-Type': 'application/json; charset=utf-8', Connection: 'close' })
+  res.end(JSON.stringify({ error: 'this listener serves the node\'s HTTP edge threads only' }))
 }
 
 /** The gateway over this node and mailbox: submit_tx takes the POST /api/tx path, failures the same error map. */
@@ -179,47 +190,11 @@ function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: Acce
     addressLimiter,
     access: { private: access.private && access.token !== undefined, writesNeedToken: access.token !== undefined, tokenMatches: (given) => tokenMatches(given, access) },
     limits,
+    ...(opts.edge !== undefined ? { clientIp: edgeCheck(opts.edge.secret) } : {}),
     protocolVersion: PROTOCOL_VERSION,
     nodeVersion: NODE_VERSION,
     logger: opts.logger
   })
-}
-
-/**
- * The Koa handler of one declared route: access check, then the path parameters, the query and
- * the body each parsed with the schema the route declares (the same that the OpenAPI document
- * shows), so a handler only ever sees validated values; then the handler, its result as the body.
- * A route that declares no body schema gets no body: whatever JSON came is ignored, not refused
- * (a client's `{}` on POST /feed/post/{id}/view is harmless). Unknown members of a body object
- * are dropped, as unknown members of transaction payloads are (decisions.md): a newer client's
- * extra fields do not fail an older node.
- *
- * Not an async function: every request passes here, and a synchronous handler's result needs no
- * promise. A throw before the handler's promise becomes a rejection in koa-compose, which calls
- * every middleware inside try/catch.
- */
-export function routeHandler (r: AnyRoute, access: AccessOptions): (ctx: Context) => Promise<void> | undefined {
-  const answer = (ctx: Context, result: unknown): void => {
-    if (ctx.respond !== false && (ctx.body === undefined || ctx.body === null)) ctx.body = result
-  }
-  // a bodyBytes route decodes ctx.request.rawBody itself
-  const bodySchema = r.bodyBytes === true ? undefined : r.body
-  const bodyOptional = bodySchema?.safeParse(undefined).success === true
-  return (ctx) => {
-    ctx.state.route = r.path
-    if (r.write === true) requireBearer(ctx, access)
-    const params = r.params !== undefined ? parseOrThrow(r.params, ctx.params) : undefined
-    const query = r.query !== undefined ? parseOrThrow(r.query, Object.fromEntries(new URLSearchParams(ctx.querystring))) : undefined
-    let body: unknown
-    if (bodySchema !== undefined) {
-      const raw = ctx.request.body
-      if (raw === undefined && !bodyOptional) throw new KithError('BAD_REQUEST', 'request body: required: send a JSON object')
-      body = parseOrThrow(bodySchema, raw)
-    }
-    const result = r.handler({ params, query, body, ctx })
-    if (result instanceof Promise) return result.then((value) => answer(ctx, value))
-    answer(ctx, result)
-  }
 }
 
 /**

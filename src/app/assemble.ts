@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { Logger } from 'pino'
-import { createApi, type OnboardingOptions } from '../api/index.js'
+import { EdgeThreads, createApi, newEdgeSecret, type OnboardingOptions } from '../api/index.js'
 import { Contracts, accountFrom, ownsMailbox, type Account } from '../chain/index.js'
 import { VerifyPool, keyPairFromSeed } from '../crypto/index.js'
 import { explorerSite } from '../explorer/index.js'
@@ -32,7 +32,7 @@ export interface NodeAppConfig {
   /** the resolved configuration (config.json under flags) */
   config: NodeConfig
   /** what the resource caps allow: signature-verify workers, image workers, the feed's view pairs */
-  caps: { verifyWorkers: number, imageWorkers: number | undefined, viewPairs: number | undefined }
+  caps: { verifyWorkers: number, imageWorkers: number | undefined, viewPairs: number | undefined, httpWorkers?: number }
   /** the API's environment settings */
   env: EnvSettings
   relay: RelayEnv
@@ -187,6 +187,9 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     started('p2p', async () => await p2p.stop())
     node.attachNetwork(p2p)
     node.attachRelay(relay)
+    // with edge threads, the API listens privately for them and they hold the public listener
+    const edgeCount = caps.httpWorkers ?? 0
+    const edgeSecret = edgeCount > 0 ? newEdgeSecret() : undefined
     const api = createApi({
       node, nodeId: p2p.peerId, env: app.env, logger,
       onboarding: await onboardingOptions(home.dir, config),
@@ -194,12 +197,25 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       feed,
       metrics,
       realtime: app.realtime,
-      explorer: app.env.disableExplorer ? undefined : explorerSite()
+      explorer: app.env.disableExplorer ? undefined : explorerSite(),
+      ...(edgeSecret !== undefined ? { edge: { secret: edgeSecret } } : {})
     })
     started('api', async () => await api.stop())
     const { host, port } = parseListenAddr(config.http_addr)
-    const address = await api.listen(host, port)
+    let address = await api.listen(edgeSecret !== undefined ? '127.0.0.1' : host, edgeSecret !== undefined ? 0 : port)
     check()
+    if (edgeSecret !== undefined) {
+      const edges = await EdgeThreads.start({
+        count: edgeCount, host, port, corePort: address.port, secret: edgeSecret, env: app.env, logLevel: config.log_level, logger,
+        submit: async (tx, signatureValid) => await node.submitParsedTx(tx, signatureValid),
+        admitAddress: (ip) => api.admitAddress(ip),
+        observe: (o) => metrics.observeHttp(o.method, o.route, o.status, o.seconds)
+      })
+      // the core's WebSockets get their close frame (1001) through the edges before these stop
+      started('http edges', async () => { await api.closeStreams(); await edges.stop() })
+      logger.info({ edges: edgeCount, corePort: address.port }, 'http edges listening; the core listens privately for them')
+      address = edges.address
+    }
     logger.info({ peerId: p2p.peerId, addrs: p2p.multiaddrs() }, 'p2p listening')
     const shownHost = address.family === 'IPv6' ? (address.address === '::' ? 'localhost' : `[${address.address}]`) : address.address
     logger.info({ url: `http://${shownHost}:${address.port}`, port: address.port, home: home.dir }, 'http listening')

@@ -90,7 +90,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
   if (dev && !created) await initDevHome(home, alloc ?? [])
   const loaded = await loadHome(home)
   const { config, deprecated } = resolveConfigLayers(loaded.fileConfig, flagValues(opts))
-  const caps = resourceCaps(config.max_cpu, config.max_ram_mb)
+  const caps = resourceCaps(config.max_cpu, config.max_ram_mb, undefined, config.http_workers)
   // the caps are applied by running the node as a child, which reads and warns about the rest
   if (needsRelaunch(caps)) {
     process.exitCode = await relaunch(caps)
@@ -117,7 +117,7 @@ async function start (opts: Record<string, unknown>): Promise<void> {
     await running.node?.stop()
   }, SHUTDOWN_GRACE_MS)
   logger.info({
-    maxCpu: config.max_cpu, maxRamMb: config.max_ram_mb, verifyWorkers: caps.verifyWorkers, imageWorkers: caps.imageWorkers, viewPairs: caps.viewPairs,
+    maxCpu: config.max_cpu, maxRamMb: config.max_ram_mb, verifyWorkers: caps.verifyWorkers, httpWorkers: caps.httpWorkers, imageWorkers: caps.imageWorkers, viewPairs: caps.viewPairs,
     uvThreads: process.env.UV_THREADPOOL_SIZE ?? 'default', heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)
   }, 'resource caps')
 

@@ -17,6 +17,8 @@ import { availableParallelism } from 'node:os'
 
 export interface ResourceCaps {
   verifyWorkers: number
+  /** HTTP edge threads in front of the core thread; 0: the core thread serves HTTP itself */
+  httpWorkers: number
   imageWorkers: number | undefined
   /** UV_THREADPOOL_SIZE to start with; undefined: Node's default (4) */
   uvThreads: number | undefined
@@ -32,15 +34,22 @@ const VIEW_PAIR_BYTES = 160
 const VIEW_SHARE = 0.05
 const MAX_VIEW_PAIRS = 1_000_000
 
+/**
+ * Edge threads unless --http-workers says otherwise: none yet. They answer POST /api/tx only and
+ * forward the rest, which costs every other request a hop (docs/benchmarks.md, "HTTP edge").
+ */
+const DEFAULT_HTTP_WORKERS = 0
+
 /** Share of --max-ram-mb given to the V8 heap. */
 export const HEAP_SHARE = 0.6
 const MIN_HEAP_MB = 64
 /** set in the relaunched process, so it does not relaunch again */
 const APPLIED_ENV = 'KITH_CAPS_APPLIED'
 
-export function resourceCaps (maxCpu: number | undefined, maxRamMb: number | undefined, cores = availableParallelism()): ResourceCaps {
+export function resourceCaps (maxCpu: number | undefined, maxRamMb: number | undefined, cores = availableParallelism(), httpWorkers?: number): ResourceCaps {
   const machineVerifiers = Math.max(1, cores - 1)
   return {
+    httpWorkers: httpWorkers ?? DEFAULT_HTTP_WORKERS,
     verifyWorkers: maxCpu === undefined ? machineVerifiers : Math.min(machineVerifiers, Math.max(1, Math.ceil(maxCpu) - 1)),
     imageWorkers: maxCpu === undefined ? undefined : Math.max(1, Math.floor(maxCpu)),
     uvThreads: maxCpu === undefined ? undefined : Math.max(2, Math.ceil(maxCpu)),

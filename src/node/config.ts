@@ -36,6 +36,8 @@ export const NodeConfigSchema = z.object({
   /** the block hash of the snapshot to trust, when the validators have changed since genesis */
   state_sync_trust_hash: z.string().regex(/^[0-9a-f]{64}$/, 'a block hash: 64 lowercase hex digits').optional(),
   max_cpu: z.number().positive().optional(),
+  /** HTTP edge threads on the public listener (src/api/edge); 0 serves HTTP on the core thread; default from max_cpu */
+  http_workers: z.number().int().min(0).max(64).optional(),
   max_ram_mb: z.number().int().positive().optional(),
   feed_disk_limit_mb: z.number().int().positive().optional(),
   chain_disk_limit_mb: z.number().int().positive().optional(),
@@ -80,6 +82,7 @@ export const START_FLAGS: FlagDef[] = [
   { flag: '--state-sync-trust-hash <hash>', key: 'state_sync_trust_hash', kind: 'string', help: 'the block hash of the snapshot to trust, once the validator set has changed since genesis' },
   { flag: '--restore-guard <true|false>', key: 'restore_guard', kind: 'bool', help: 'a validator restored from a snapshot signs nothing until the chain has moved past its start (default true)' },
   { flag: '--max-cpu <n>', key: 'max_cpu', kind: 'number', help: 'CPU cap in cores (default unlimited)' },
+  { flag: '--http-workers <n>', key: 'http_workers', kind: 'int', help: 'threads that serve HTTP and WebSocket in front of the one that orders transactions; 0: that one thread serves them (default: see docs/operating.md)' },
   { flag: '--max-ram-mb <n>', key: 'max_ram_mb', kind: 'int', help: 'memory cap in MiB (default unlimited)' },
   { flag: '--feed-disk-limit-mb <n>', key: 'feed_disk_limit_mb', kind: 'int', help: 'hard quota for new post bodies (default unlimited)' },
   { flag: '--chain-disk-limit-mb <n>', key: 'chain_disk_limit_mb', kind: 'int', help: 'advisory chain size limit; warns once a minute when exceeded' },

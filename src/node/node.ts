@@ -108,7 +108,7 @@ export interface ChainView {
   /** the digest of the committed state's hash (docs/protocol.md § 5.4) */
   stateHash: () => string
   submitTx: (raw: unknown) => Promise<SubmitResult>
-  submitParsedTx: (tx: Transaction) => Promise<SubmitResult>
+  submitParsedTx: (tx: Transaction, signatureValid?: boolean) => Promise<SubmitResult>
 }
 
 export class KithNode implements ChainView {
@@ -291,8 +291,8 @@ export class KithNode implements ChainView {
   }
 
   /** A transaction already parsed with TransactionSchema (POST /api/tx parses it at the edge). */
-  async submitParsedTx (tx: Transaction): Promise<SubmitResult> {
-    return await this.submission.submitParsedTx(tx)
+  async submitParsedTx (tx: Transaction, signatureValid?: boolean): Promise<SubmitResult> {
+    return await this.submission.submitParsedTx(tx, signatureValid)
   }
 
   /** Adds a local check to every transaction submitted to this node (POST /api/tx). */

@@ -63,8 +63,13 @@ export class Submission {
     return await this.submitParsedTx(parseOrThrow(TransactionSchema, raw, 'TX_MALFORMED'))
   }
 
-  /** A transaction already parsed with TransactionSchema (POST /api/tx parses it at the edge). */
-  async submitParsedTx (tx: Transaction): Promise<SubmitResult> {
+  /**
+   * A transaction already parsed with TransactionSchema (POST /api/tx parses it at the edge).
+   * `signatureValid`: the verdict of an HTTP edge thread that verified the signature already;
+   * it stands in for the verify pool at the same point of the checks, so the order of refusals
+   * is the same either way.
+   */
+  async submitParsedTx (tx: Transaction, signatureValid?: boolean): Promise<SubmitResult> {
     const { mempool, store } = this.deps
     const known = mempool.get(tx.id) ?? store.getTx(tx.id)?.tx
     if (known !== undefined) {
@@ -76,7 +81,7 @@ export class Submission {
     this.checkAdmitting()
     mempool.checkRoom(tx)
     try {
-      const checked = await this.check(tx)
+      const checked = await this.check(tx, signatureValid)
       for (const check of this.checks) check(checked)
       await this.admit(checked, true)
     } catch (err) {
@@ -124,8 +129,8 @@ export class Submission {
    * deploy's module is prepared off the main thread (refusals cached, limited per sender), so the
    * synchronous admission check finds it ready.
    */
-  private async check (tx: Transaction): Promise<CheckedTx> {
-    const checked = await this.checkSigned(tx)
+  private async check (tx: Transaction, signatureValid?: boolean): Promise<CheckedTx> {
+    const checked = signatureValid !== undefined ? checkSubmission(tx, this.deps.clock.now(), () => signatureValid) : await this.checkSigned(tx)
     const code = deployToPrepare(this.deps.store, tx)
     if (code !== undefined) await this.deps.contracts.admitDeploy(code, tx.from)
     return checked

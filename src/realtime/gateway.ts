@@ -51,6 +51,12 @@ export interface RealtimeOptions {
     tokenMatches: (given: string | undefined) => boolean
   }
   limits: RealtimeLimits
+  /**
+   * The client's address for the per-IP caps: the socket's peer by default; behind the node's
+   * HTTP edge threads, the address the edge forwarded (src/api/edge). `undefined` refuses the
+   * request with 403: it did not come through the edge.
+   */
+  clientIp?: (req: IncomingMessage) => string | undefined
   protocolVersion: number
   nodeVersion: string
   logger: Logger
@@ -116,6 +122,10 @@ export class RealtimeGateway {
   }
 
   /** Takes the WebSocket upgrades of `server` (which Koa serves). */
+  private clientIp (req: IncomingMessage): string | undefined {
+    return this.opts.clientIp !== undefined ? this.opts.clientIp(req) : req.socket.remoteAddress ?? ''
+  }
+
   attach (server: Server): void {
     const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => this.upgrade(req, socket, head)
     server.on('upgrade', onUpgrade)
@@ -141,7 +151,8 @@ export class RealtimeGateway {
       res.end()
       return
     }
-    const ip = req.socket.remoteAddress ?? ''
+    const ip = this.clientIp(req)
+    if (ip === undefined) throw new KithError('UNAUTHORIZED', 'this listener serves the node\'s HTTP edge threads only')
     this.admit(ip)
     const stream = new SseStream(res, this.opts.limits.maxQueuedBytes, () => {
       for (const key of keys) this.hub.remove(key, stream)
@@ -192,7 +203,8 @@ export class RealtimeGateway {
     const given = url.searchParams.get('token') ?? /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]
     const tokenAccepted = this.opts.access.tokenMatches(given)
     if (this.opts.access.private && !tokenAccepted) { refuseUpgrade(socket, 401, 'this node requires the token: open the WebSocket with ?token=<token>'); return }
-    const ip = req.socket.remoteAddress ?? ''
+    const ip = this.clientIp(req)
+    if (ip === undefined) { refuseUpgrade(socket, 403, 'this listener serves the node\'s HTTP edge threads only'); return }
     const rate = this.opts.addressLimiter?.admit(ip)
     if (rate !== undefined && !rate.allowed) {
       refuseUpgrade(socket, 429, addressRateLimited(rate.retryAfterSeconds).message, { 'Retry-After': String(rate.retryAfterSeconds) })

@@ -168,6 +168,9 @@ export class NodeProcess {
     // So is a given home whose config leaves the default listener: two tests must never both
     // bind 0.0.0.0:4001, where the second node would fail to start or a stranger could dial it.
     if (this.tempDir !== undefined || listensOnDefaultPort(this.home)) args.push('--p2p-listen', '/ip4/127.0.0.1/tcp/0')
+    // KITH_TEST_HTTP_WORKERS=N runs every test node behind N HTTP edge threads (a whole-suite check of src/api/edge)
+    const edges = process.env.KITH_TEST_HTTP_WORKERS
+    if (edges !== undefined && edges !== '' && !(this.opts.args ?? []).includes('--http-workers')) args.push('--http-workers', edges)
     args.push(...this.opts.args ?? [])
     const [cmd, ...argv] = [...this.opts.netns?.prefix ?? [], KITH_BIN, ...args]
     const child = spawn(cmd, argv, { env: childEnv(this.opts.env ?? {}), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })

@@ -3,12 +3,13 @@ import { addressOf, Contracts, formatAmount, resolveAccount } from '../../chain/
 import { wellKnownContracts } from './contracts.js'
 import { KithError } from '../../errors/index.js'
 import type { ChainView } from '../../node/index.js'
+import { submitTxRoute } from './submit.js'
 import { BUILD, NODE_VERSION, PROTOCOL_VERSION } from '../../release/index.js'
 import { presentAddressTx, presentTx, isoTime } from '../present.js'
 import { route, type AnyRoute } from '../route.js'
 import {
   AddressParams, AddressQuery, AddressSummarySchema, BlockParams, BlockSummarySchema, ErrorSchema, NetStatsSchema, NetworkInfoSchema, NodeVersionSchema,
-  PeersSchema, SubmitResponseSchema, TransactionSchema, TxDetailSchema, TxIdParams, ValidatorsSchema
+  PeersSchema, TxDetailSchema, TxIdParams, ValidatorsSchema
 } from '../schemas.js'
 
 /** Feature tags this node really serves today (spec, "Versioning"); more are added as they land. */
@@ -37,23 +38,7 @@ export function chainRoutes (node: ChainView, nodeId: string): AnyRoute[] {
     pub_key: v.pub_key, address: addressOf(v.pub_key), power: v.power, ...(v.name !== undefined ? { name: v.name } : {})
   }))
   return [
-    route({
-      method: 'post',
-      path: '/api/tx',
-      tag: 'chain',
-      summary: 'Submit a signed transaction',
-      body: TransactionSchema,
-      write: true,
-      responses: {
-        200: { description: 'accepted: persisted in the mempool and will be confirmed in a block', schema: SubmitResponseSchema },
-        400: { description: 'rejected; the message mentions `signature` or `timestamp` for those faults', schema: ErrorSchema },
-        401: { description: 'token required', schema: ErrorSchema },
-        413: { description: 'body too large', schema: ErrorSchema },
-        429: { description: 'rate limited', schema: ErrorSchema },
-        503: { description: 'mempool full', schema: ErrorSchema }
-      },
-      handler: async ({ body }) => await node.submitParsedTx(body)
-    }),
+    submitTxRoute(async (tx) => await node.submitParsedTx(tx)),
     route({
       method: 'get',
       path: '/api/tx/{id}',

@@ -13,7 +13,7 @@ import { z } from 'zod'
 import { errorMiddleware } from '../../../src/api/errors.js'
 import { jsonBody } from '../../../src/api/middleware.js'
 import { koaPath, route, type AnyRoute } from '../../../src/api/route.js'
-import { routeHandler } from '../../../src/api/server.js'
+import { routeHandler } from '../../../src/api/serving.js'
 
 const seen: unknown[] = []
 

@@ -1,0 +1,168 @@
+/**
+ * The core's side of the HTTP edge: starts the edge threads on the public listener, takes their
+ * batched submissions (checked against the per-IP bucket, then handed to the node with the edge's
+ * signature verdict), answers them in one message per turn, and replaces an edge that dies.
+ */
+import { randomBytes } from 'node:crypto'
+import { createServer, type AddressInfo } from 'node:net'
+import { Worker } from 'node:worker_threads'
+import type { Logger } from 'pino'
+import type { Transaction } from '../../chain/index.js'
+import { isKithError, KithError } from '../../errors/index.js'
+import type { EnvSettings, SubmitResult } from '../../node/index.js'
+import type { RateLimitState } from '../middleware.js'
+import type { CoreToEdge, EdgeSetup, EdgeToCore, HttpObservation, SubmitAnswer, SubmitItem } from './protocol.js'
+
+const WORKER_URL = new URL('./edge-worker.js', import.meta.url)
+/** How long an edge gets to finish its requests on stop before it is terminated (its own grace is 3 s). */
+const STOP_WAIT_MS = 5000
+/** The pause before an edge that died is started again: a fault at start-up does not spin. */
+const RESTART_DELAY_MS = 1000
+
+export interface EdgeThreadsOptions {
+  count: number
+  /** the public listener */
+  host: string | undefined
+  port: number
+  /** the core API's private listener on 127.0.0.1 */
+  corePort: number
+  /** the secret the core API was created with (newEdgeSecret) */
+  secret: string
+  env: EnvSettings
+  logLevel: string
+  logger: Logger
+  submit: (tx: Transaction, signatureValid: boolean) => Promise<SubmitResult>
+  /** the core API's per-IP bucket */
+  admitAddress: (ip: string) => RateLimitState | undefined
+  observe: (observation: HttpObservation) => void
+}
+
+/** A fresh secret per start, shared by the core API and its edges only. */
+export function newEdgeSecret (): string {
+  return randomBytes(32).toString('hex')
+}
+
+interface Edge {
+  worker: Worker
+  answers: SubmitAnswer[]
+  flushing: boolean
+}
+
+export class EdgeThreads {
+  private readonly edges = new Set<Edge>()
+  private stopping = false
+  private bound: AddressInfo = { address: '', family: '', port: 0 }
+
+  private constructor (private readonly opts: EdgeThreadsOptions) {}
+
+  /**
+   * Starts `count` edges on host:port and resolves once all listen. The port is first bound
+   * alone, so one taken by another program (or another node) fails here with EADDRINUSE, as the
+   * core's own listen would, rather than being shared through SO_REUSEPORT.
+   */
+  static async start (opts: EdgeThreadsOptions): Promise<EdgeThreads> {
+    const threads = new EdgeThreads(opts)
+    threads.bound = await claimPort(opts.host, opts.port)
+    try {
+      for (let index = 0; index < opts.count; index++) await threads.spawn(index)
+    } catch (err) {
+      await threads.stop()
+      throw err
+    }
+    return threads
+  }
+
+  /** the public address every edge listens on */
+  get address (): AddressInfo {
+    return this.bound
+  }
+
+  async stop (): Promise<void> {
+    this.stopping = true
+    await Promise.all([...this.edges].map(async (edge) => {
+      const stopped = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, STOP_WAIT_MS)
+        edge.worker.on('message', (message: EdgeToCore) => { if (message.kind === 'stopped') { clearTimeout(timer); resolve() } })
+        edge.worker.once('exit', () => { clearTimeout(timer); resolve() })
+      })
+      edge.worker.postMessage({ kind: 'stop' } satisfies CoreToEdge)
+      await stopped
+      await edge.worker.terminate()
+      this.edges.delete(edge)
+    }))
+  }
+
+  private async spawn (index: number): Promise<void> {
+    const { opts } = this
+    const setup: EdgeSetup = {
+      index, host: opts.host, port: this.bound.port, corePort: opts.corePort, secret: opts.secret, env: opts.env, logLevel: opts.logLevel
+    }
+    const worker = new Worker(WORKER_URL, { workerData: setup })
+    const edge: Edge = { worker, answers: [], flushing: false }
+    this.edges.add(edge)
+    await new Promise<void>((resolve, reject) => {
+      let listening = false
+      worker.on('message', (message: EdgeToCore) => {
+        if (message.kind === 'listening') { listening = true; resolve() } else if (message.kind === 'work') this.work(edge, message.submits, message.observed)
+      })
+      worker.on('error', (err) => {
+        if (!listening) reject(err)
+        else opts.logger.error({ err, edge: index }, 'an HTTP edge thread failed')
+      })
+      worker.on('exit', (code) => {
+        this.edges.delete(edge)
+        if (!listening) { reject(new Error(`HTTP edge thread ${index} exited (${code}) before it listened`)); return }
+        if (this.stopping) return
+        // its connections are gone with it; the other edges go on serving the port meanwhile
+        opts.logger.error({ edge: index, code }, 'an HTTP edge thread stopped; starting it again')
+        setTimeout(() => { if (!this.stopping) this.spawn(index).catch((err: unknown) => opts.logger.error({ err, edge: index }, 'restarting an HTTP edge thread failed')) }, RESTART_DELAY_MS).unref()
+      })
+    })
+  }
+
+  private work (edge: Edge, submits: SubmitItem[], observed: HttpObservation[]): void {
+    for (const observation of observed) this.opts.observe(observation)
+    for (const item of submits) {
+      const rate = this.opts.admitAddress(item.ip)
+      if (rate !== undefined && !rate.allowed) {
+        this.answer(edge, refusal(item.id, new KithError('RATE_LIMITED', 'too many requests from this address; slow down', { retryAfterSeconds: rate.retryAfterSeconds })))
+        continue
+      }
+      this.opts.submit(item.tx, item.signatureValid).then(
+        (result) => this.answer(edge, { id: item.id, result }),
+        (err: unknown) => {
+          if (!isKithError(err)) this.opts.logger.error({ err, txId: item.tx.id }, 'a submission from an HTTP edge failed')
+          this.answer(edge, refusal(item.id, err))
+        }
+      )
+    }
+  }
+
+  private answer (edge: Edge, answer: SubmitAnswer): void {
+    edge.answers.push(answer)
+    if (edge.flushing) return
+    edge.flushing = true
+    setImmediate(() => {
+      edge.flushing = false
+      const answers = edge.answers
+      edge.answers = []
+      if (this.edges.has(edge)) edge.worker.postMessage({ kind: 'answers', answers } satisfies CoreToEdge)
+    })
+  }
+}
+
+function refusal (id: number, err: unknown): SubmitAnswer {
+  return isKithError(err) ? { id, refused: { code: err.code, message: err.message, details: err.details } } : { id, failed: true }
+}
+
+/** Binds host:port alone for a moment: the port it got (port 0 picks one), or the error a listen would give. */
+async function claimPort (host: string | undefined, port: number): Promise<AddressInfo> {
+  const probe = createServer()
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject)
+    probe.listen({ host, port, exclusive: true }, () => resolve())
+  })
+  const address = probe.address() as AddressInfo
+  await new Promise<void>((resolve) => probe.close(() => resolve()))
+  return address
+}

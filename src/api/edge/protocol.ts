@@ -1,0 +1,65 @@
+/**
+ * What the core thread and its HTTP edge threads say to each other. Work goes in batches, one
+ * message per event-loop turn each way, so the cost of a structured clone is shared by every
+ * request of the turn.
+ */
+import type { Transaction } from '../../chain/index.js'
+import type { ErrorCode } from '../../errors/index.js'
+import type { EnvSettings } from '../../node/index.js'
+import type { SubmitResult } from '../../node/index.js'
+
+/**
+ * The header that carries the per-start secret on every request an edge forwards to the core's
+ * private listener; a request without it is refused there (403), so nobody else on the machine
+ * can pass for an edge and name its own client address.
+ */
+export const EDGE_SECRET_HEADER = 'x-kith-edge'
+/** The client's address as the edge saw it; trusted only beside the secret, overwritten on every request. */
+export const EDGE_CLIENT_IP_HEADER = 'x-kith-client-ip'
+
+/** What an edge thread is started with (workerData). */
+export interface EdgeSetup {
+  index: number
+  /** the public listener, shared by every edge (SO_REUSEPORT) */
+  host: string | undefined
+  port: number
+  /** the core's private listener on loopback, where everything but the edge's own routes goes */
+  corePort: number
+  secret: string
+  env: EnvSettings
+  logLevel: string
+}
+
+export interface SubmitItem {
+  id: number
+  tx: Transaction
+  /** the edge's verdict on the signature, given to the core's checks in place of its verify pool */
+  signatureValid: boolean
+  /** the client's address, for the core's per-IP bucket */
+  ip: string
+}
+
+/** A request answered at the edge, counted in the core's HTTP metrics. */
+export interface HttpObservation {
+  method: string
+  route: string
+  status: number
+  seconds: number
+}
+
+export type EdgeToCore =
+  | { kind: 'listening', port: number }
+  | { kind: 'work', submits: SubmitItem[], observed: HttpObservation[] }
+  | { kind: 'stopped' }
+
+export interface Refusal {
+  code: ErrorCode
+  message: string
+  details: Record<string, unknown> | undefined
+}
+
+export type SubmitAnswer = { id: number, result: SubmitResult } | { id: number, refused: Refusal } | { id: number, failed: true }
+
+export type CoreToEdge =
+  | { kind: 'answers', answers: SubmitAnswer[] }
+  | { kind: 'stop' }

@@ -1,0 +1,209 @@
+/**
+ * The HTTP edge (`--http-workers N`, src/api/edge): edge threads hold the public listener and
+ * answer POST /api/tx themselves; everything else goes through them to the core's private
+ * listener. Asserted through the public interface: submissions answered and committed as on one
+ * thread, with the same refusals in the same order; other routes, WebSockets and event streams
+ * forwarded; the client's own address (not the edge's) drawn on by the per-IP bucket, whatever
+ * headers a client forges; the private listener closed to anyone without the per-start secret;
+ * `accepted` surviving kill -9; a taken port refused rather than shared; the WebSocket's close
+ * frame passed on at shutdown.
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { connect as netConnect } from 'node:net'
+import { newAccount, transfer } from '../../src/client/index.js'
+import { toBase64 } from '../../src/crypto/index.js'
+import { errorMessage, http, startNode, stopAllNodes, waitFor, type LogLine, type NodeProcess } from '../helpers/node-process.js'
+import { SseReader, WsClient } from '../helpers/realtime-client.js'
+
+const FUNDED_UT = 1_000_000_000
+
+async function committed (node: NodeProcess, id: string): Promise<void> {
+  await waitFor(async () => {
+    const res = await http(node.url, 'GET', `/api/tx/${id}`)
+    return res.status === 200 && typeof (res.json as { block_index?: number }).block_index === 'number'
+  }, 20_000, { message: `transaction ${id} committed` })
+}
+
+/** A raw request line and headers on a fresh socket; resolves with what the server wrote until it closed or 2 s passed. */
+async function rawExchange (port: number, text: string): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    const socket = netConnect(port, '127.0.0.1', () => socket.write(text))
+    let got = ''
+    socket.on('data', (chunk: Buffer) => { got += chunk.toString('latin1') })
+    const timer = setTimeout(() => { socket.destroy(); resolve(got) }, 2000)
+    socket.on('close', () => { clearTimeout(timer); resolve(got) })
+    socket.on('error', reject)
+  })
+}
+
+describe('HTTP edge threads in front of the core', { timeout: 240_000 }, () => {
+  let node: NodeProcess
+  let corePort = 0
+  const alice = newAccount()
+  const bob = newAccount()
+
+  before(async () => {
+    node = await startNode({
+      alloc: [{ pub: alice.pub, amountUt: FUNDED_UT }],
+      args: ['--http-workers', '2'],
+      env: { SVC_RATE_LIMIT_RPS: '0' },
+      onLog: (line: LogLine) => { if (typeof line.corePort === 'number') corePort = line.corePort }
+    })
+    assert.ok(corePort > 0, 'the node logs its private listener once the edges listen')
+  })
+  after(async () => { await stopAllNodes() })
+
+  test('a transfer is accepted at the edge and committed; a retry is accepted again', async () => {
+    const tx = transfer(alice, bob.pub, 1_000_000)
+    const res = await http(node.url, 'POST', '/api/tx', { body: tx })
+    assert.equal(res.status, 200, res.text)
+    assert.deepEqual(res.json, { id: tx.id, status: 'accepted' })
+    await committed(node, tx.id)
+    const again = await http(node.url, 'POST', '/api/tx', { body: tx })
+    assert.deepEqual([again.status, again.json], [200, { id: tx.id, status: 'accepted' }])
+  })
+
+  test('refusals are those of the one-thread node, in the same order', async () => {
+    const good = transfer(alice, bob.pub, 1000)
+    const badSignature = await http(node.url, 'POST', '/api/tx', { body: { ...good, signature: toBase64(new Uint8Array(64)) } })
+    assert.equal(badSignature.status, 400)
+    assert.match(errorMessage(badSignature), /signature/)
+    assert.equal(badSignature.headers.get('kith-error-code'), 'TX_BAD_SIGNATURE')
+
+    const stale = await http(node.url, 'POST', '/api/tx', { body: transfer(alice, bob.pub, 1000, { time: Date.now() - 3_600_000 }) })
+    assert.equal(stale.status, 400)
+    assert.match(errorMessage(stale), /timestamp/)
+
+    // a known id with other content is a duplicate before its (bad) signature is judged, as on one thread
+    const first = transfer(alice, bob.pub, 1000)
+    assert.equal((await http(node.url, 'POST', '/api/tx', { body: first })).status, 200)
+    const reused = await http(node.url, 'POST', '/api/tx', { body: { ...first, amount: 2000, signature: toBase64(new Uint8Array(64)) } })
+    assert.equal(reused.status, 400)
+    assert.equal(reused.headers.get('kith-error-code'), 'TX_DUPLICATE')
+
+    const notJson = await http(node.url, 'POST', '/api/tx', { rawBody: '{"id":', headers: { 'content-type': 'application/json' } })
+    assert.deepEqual([notJson.status, errorMessage(notJson)], [400, 'request body is not valid JSON'])
+    const noBody = await http(node.url, 'POST', '/api/tx')
+    assert.equal(noBody.status, 400)
+    const huge = await http(node.url, 'POST', '/api/tx', { rawBody: JSON.stringify({ memo: 'x'.repeat(4 * 1024 * 1024) }) })
+    assert.equal(huge.status, 413)
+    const poor = newAccount()
+    const unfunded = await http(node.url, 'POST', '/api/tx', { body: transfer(poor, bob.pub, 1000) })
+    assert.equal(unfunded.status, 400)
+    assert.equal(unfunded.headers.get('kith-error-code'), 'TX_INSUFFICIENT_FUNDS')
+    // the node keeps serving
+    assert.equal((await http(node.url, 'GET', '/api/netstats')).status, 200)
+  })
+
+  test('every other route is forwarded: reads, 404 and 405 answers, a query string, headers as the core set them', async () => {
+    const stats = await http(node.url, 'GET', '/api/netstats')
+    assert.equal(stats.status, 200)
+    assert.equal(typeof (stats.json as { height: number }).height, 'number')
+    const address = await http(node.url, 'GET', `/api/address/${alice.pub}?limit=1`)
+    assert.equal(address.status, 200)
+    assert.ok((address.json as { transactions: unknown[] }).transactions.length <= 1)
+    const missing = await http(node.url, 'GET', '/api/nowhere')
+    assert.equal(missing.status, 404)
+    assert.match(errorMessage(missing), /no route/)
+    const wrongMethod = await http(node.url, 'GET', '/api/tx')
+    assert.equal(wrongMethod.status, 405)
+    // the core's request id comes back, and the header the client chose is kept
+    const withId = await http(node.url, 'GET', '/api/netstats', { headers: { 'x-request-id': 'edge-check-1' } })
+    assert.equal(withId.headers.get('x-request-id'), 'edge-check-1')
+    const metrics = await http(node.url, 'GET', '/metrics')
+    assert.equal(metrics.status, 200)
+    // the edge's own answers are counted in the core's metrics
+    assert.match(metrics.text, /route="\/api\/tx",status="200"/)
+  })
+
+  test('a WebSocket and an event stream pass through the edge both ways', async () => {
+    const ws = await WsClient.open(node.url)
+    try {
+      assert.equal((await ws.request({ op: 'subscribe', topic: 'blocks' })).event, 'subscribed')
+      const block = await ws.next((m) => m.event === 'block')
+      assert.equal(typeof block.height, 'number')
+      const tx = transfer(alice, bob.pub, 5000)
+      const ack = await ws.request({ op: 'submit_tx', tx })
+      assert.equal(ack.status, 'accepted')
+    } finally {
+      ws.close()
+    }
+    const sse = await SseReader.open(new URL('/api/events?topics=blocks', node.url).toString())
+    try {
+      assert.equal(sse.status, 200)
+      await waitFor(() => sse.events.some((e) => e.event === 'block'), 10_000, { message: 'a block event through the edge' })
+    } finally {
+      sse.close()
+    }
+  })
+
+  test('the private listener refuses whoever lacks the secret, and a forged edge header changes nothing', async () => {
+    const direct = await http(`http://127.0.0.1:${corePort}`, 'GET', '/api/netstats')
+    assert.equal(direct.status, 403)
+    assert.match(errorMessage(direct), /edge/)
+    const guessed = await http(`http://127.0.0.1:${corePort}`, 'GET', '/api/netstats', { headers: { 'x-kith-edge': 'f'.repeat(64), 'x-kith-client-ip': '10.0.0.1' } })
+    assert.equal(guessed.status, 403)
+    const upgrade = await rawExchange(corePort, 'GET /api/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n')
+    assert.match(upgrade, /^HTTP\/1\.1 403/)
+    // through the public port, a client's own x-kith-edge header is dropped: the request is served as usual
+    const forged = await http(node.url, 'GET', '/api/netstats', { headers: { 'x-kith-edge': 'f'.repeat(64) } })
+    assert.equal(forged.status, 200)
+  })
+})
+
+describe('HTTP edge: per-IP bucket, durability, a taken port, shutdown', { timeout: 240_000 }, () => {
+  after(async () => { await stopAllNodes() })
+
+  test('the bucket draws on the client\'s address whatever it claims, for forwarded and edge-answered requests alike', async () => {
+    const alice = newAccount()
+    const node = await startNode({ alloc: [{ pub: alice.pub, amountUt: FUNDED_UT }], args: ['--http-workers', '2'], env: { SVC_RATE_LIMIT_RPS: '2' } })
+    const statuses: number[] = []
+    // bursts of 4 are allowed at 2 rps; each request claims another address
+    for (let i = 0; i < 12; i++) {
+      const forgedIp = `10.9.${i}.1`
+      const res = i % 2 === 0
+        ? await http(node.url, 'GET', '/api/netstats', { headers: { 'x-forwarded-for': forgedIp, 'x-kith-client-ip': forgedIp } })
+        : await http(node.url, 'POST', '/api/tx', { body: transfer(alice, alice.pub, 1), headers: { 'x-forwarded-for': forgedIp, 'x-kith-client-ip': forgedIp } })
+      statuses.push(res.status)
+      if (res.status === 429) assert.ok(Number(res.headers.get('retry-after')) >= 1, 'a 429 says when to retry')
+    }
+    assert.ok(statuses.filter((s) => s === 429).length >= 6, `most of 12 quick requests are refused: ${statuses.join(' ')}`)
+    await node.stop()
+  })
+
+  test('a transaction answered accepted by the edge survives kill -9', async () => {
+    const alice = newAccount()
+    const bob = newAccount()
+    // no empty blocks and a long interval: what was accepted is still in the mempool when killed
+    const node = await startNode({ alloc: [{ pub: alice.pub, amountUt: FUNDED_UT }], args: ['--http-workers', '1'], blockIntervalMs: 60_000, emptyBlocks: false, env: { SVC_RATE_LIMIT_RPS: '0' } })
+    const txs = Array.from({ length: 20 }, (_, i) => transfer(alice, bob.pub, 1000 + i))
+    for (const res of await Promise.all(txs.map(async (tx) => await http(node.url, 'POST', '/api/tx', { body: tx })))) assert.equal(res.status, 200)
+    await node.kill9()
+    await node.restart()
+    for (const tx of txs) {
+      const res = await http(node.url, 'GET', `/api/tx/${tx.id}`)
+      assert.equal(res.status, 200, `${tx.id} is known after the restart`)
+    }
+    await node.stop()
+  })
+
+  test('a port another program holds is refused, not shared through SO_REUSEPORT', async () => {
+    const first = await startNode({ args: ['--http-workers', '1'] })
+    const port = Number(new URL(first.url).port)
+    const second = await startNode({ args: ['--http-workers', '1', '--http-addr', `127.0.0.1:${port}`], mayExitBeforeReady: true })
+    const exit = await second.whenExited()
+    assert.notEqual(exit.code, 0)
+    assert.match(second.tail(), /EADDRINUSE|in use/i)
+    assert.equal((await http(first.url, 'GET', '/api/netstats')).status, 200)
+    await first.stop()
+  })
+
+  test('on shutdown a WebSocket gets its close frame (1001) through the edge', async () => {
+    const node = await startNode({ args: ['--http-workers', '1'] })
+    const ws = await WsClient.open(node.url)
+    const closed = ws.whenClosed(15_000)
+    await node.stop()
+    assert.equal((await closed).code, 1001)
+  })
+})
