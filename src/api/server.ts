@@ -13,19 +13,20 @@ import Router from '@koa/router'
 import type { Logger } from 'pino'
 import type { EnvSettings, ChainView } from '../node/index.js'
 import { answerClientError, answerFailed, errorAnswer, errorMiddleware } from './errors.js'
-import { jsonBody, privateMode, rateLimit, RateLimiter, tokenMatches, type AccessOptions, type RateLimitState } from './middleware.js'
+import { privateMode, rateLimit, RateLimiter, tokenMatches, type AccessOptions } from './middleware.js'
+import { coreCalls, type CoreCalls } from './edge/core-calls.js'
 import { EDGE_CLIENT_IP_HEADER, EDGE_SECRET_HEADER } from './edge/protocol.js'
 import { secretsEqual } from '../crypto/index.js'
 import { openApiDocument } from './openapi.js'
 import { requestId } from './request-id.js'
-import { closeGracefully, routeHandler, slowClientTimeouts } from './serving.js'
+import { closeGracefully, routeBodies, routeHandler, slowClientTimeouts } from './serving.js'
 import { koaPath, route, type AnyRoute } from './route.js'
 import { chainRoutes } from './routes/chain.js'
 import { contractRoutes } from './routes/contracts.js'
 import { identityRoutes } from './routes/identity.js'
 import { onboardingRoutes, type OnboardingOptions } from './routes/onboarding.js'
 import { operatorRoutes } from './routes/operator.js'
-import { relayRoutes } from './routes/relay.js'
+import { relayBroadcaster, relayRoutes } from './routes/relay.js'
 import { clientAddressKey, type RelayService } from '../relay/index.js'
 import type { FeedService } from '../feed/index.js'
 import { feedRoutes } from './routes/feed.js'
@@ -64,20 +65,22 @@ export interface ApiServer {
   listen (host: string | undefined, port: number): Promise<AddressInfo>
   /** closes the WebSockets (1001) and event streams; stop does it too. Before the edges stop, so the close frames pass through them */
   closeStreams (): Promise<void>
-  /** takes a token from the per-IP bucket, as the middleware does: for requests answered on an edge thread */
-  admitAddress (ip: string): RateLimitState | undefined
+  /** what edge threads (src/api/edge) may call on this node, and the serving of one call */
+  edgeCalls: CoreCalls
   stop (): Promise<void>
 }
 
 export function createApi (opts: ApiOptions): ApiServer {
   const log = opts.logger.child({ module: 'api' })
   const access: AccessOptions = { token: opts.env.apiToken, private: opts.env.apiPrivate }
+  // one per node: the core's route and the edges' calls draw on the same per-sender buckets
+  const broadcaster = opts.relay !== undefined ? relayBroadcaster(opts.relay.service, { rateLimitPerSender: opts.relay.rateLimitPerSender }) : undefined
   const routes: AnyRoute[] = [
     ...chainRoutes(opts.node, opts.nodeId),
     ...identityRoutes(opts.node.state),
     ...contractRoutes(opts.node.state),
     ...onboardingRoutes(opts.node, opts.onboarding ?? { faucet: undefined, amountUt: 0, perIpIntervalMs: 0, perKeyIntervalMs: 0, now: Date.now }),
-    ...(opts.relay !== undefined ? relayRoutes(opts.relay.service, { rateLimitPerSender: opts.relay.rateLimitPerSender }) : []),
+    ...(opts.relay !== undefined && broadcaster !== undefined ? relayRoutes(opts.relay.service, { rateLimitPerSender: opts.relay.rateLimitPerSender }, broadcaster) : []),
     ...(opts.feed !== undefined ? feedRoutes(opts.feed) : []),
     ...operatorRoutes(opts)
   ]
@@ -104,8 +107,7 @@ export function createApi (opts: ApiOptions): ApiServer {
   app.use(errorMiddleware(log))
   if (access.private && access.token !== undefined) app.use(privateMode(access))
   if (addressLimiter !== undefined) app.use(rateLimit(addressLimiter))
-  const rawPaths = new Set(routes.filter((r) => r.bodyBytes === true && !r.path.includes('{')).map((r) => r.path))
-  app.use(jsonBody(opts.env.maxBodyBytes, { '/feed/publish': Math.max(opts.env.maxBodyBytes, opts.env.maxUploadBytes) }, rawPaths))
+  app.use(routeBodies(opts.env, routes))
   const fixed = new Map<string, (ctx: Context) => Promise<void> | undefined>()
   for (const r of routes) {
     const handle = routeHandler(r, access)
@@ -140,7 +142,7 @@ export function createApi (opts: ApiOptions): ApiServer {
       server.on('error', (err: NodeJS.ErrnoException) => log.warn({ code: err.code }, 'accepting a connection failed'))
       return server.address() as AddressInfo
     },
-    admitAddress: (ip) => addressLimiter?.admit(ip),
+    edgeCalls: coreCalls({ node: opts.node, broadcaster, feed: opts.feed, addressLimiter }),
     closeStreams,
     async stop () {
       // WebSockets and event streams first: they never end by themselves, and server.close() waits for them

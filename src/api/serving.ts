@@ -7,8 +7,14 @@ import type { Context } from 'koa'
 import type { EnvSettings } from '../node/index.js'
 import { KithError } from '../errors/index.js'
 import { parseOrThrow } from '../validation/index.js'
-import { requireBearer, type AccessOptions } from './middleware.js'
+import { jsonBody, requireBearer, type AccessOptions } from './middleware.js'
 import type { AnyRoute } from './route.js'
+
+/** The body reader of a listener serving `routes`: the upload cap on /feed/publish, and bodyBytes routes left unparsed. */
+export function routeBodies (env: EnvSettings, routes: readonly AnyRoute[]): ReturnType<typeof jsonBody> {
+  const rawPaths = new Set(routes.filter((r) => r.bodyBytes === true && !r.path.includes('{')).map((r) => r.path))
+  return jsonBody(env.maxBodyBytes, { '/feed/publish': Math.max(env.maxBodyBytes, env.maxUploadBytes) }, rawPaths)
+}
 
 /** How long in-flight requests get to finish when the node shuts down. */
 const CLOSE_GRACE_MS = 3000

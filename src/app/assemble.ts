@@ -206,9 +206,9 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     check()
     if (edgeSecret !== undefined) {
       const edges = await EdgeThreads.start({
-        count: edgeCount, host, port, corePort: address.port, secret: edgeSecret, env: app.env, logLevel: config.log_level, logger,
-        submit: async (tx, signatureValid) => await node.submitParsedTx(tx, signatureValid),
-        admitAddress: (ip) => api.admitAddress(ip),
+        count: edgeCount, host, port, corePort: address.port, secret: edgeSecret, env: app.env, maxQueuedBytes: app.realtime.maxQueuedBytes, logLevel: config.log_level, logger,
+        calls: api.edgeCalls.kinds,
+        serve: async (call, ip) => await api.edgeCalls.serve(call, ip),
         observe: (o) => metrics.observeHttp(o.method, o.route, o.status, o.seconds)
       })
       // the core's WebSockets get their close frame (1001) through the edges before these stop

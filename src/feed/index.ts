@@ -18,5 +18,6 @@ export { forYouScore, trendingScore, compareRank, compareTime, type Position, ty
 export { ViewLimiter, VIEW_WINDOW_MS } from './views.js'
 export { joinFeed, type FeedHost } from './join.js'
 export { FeedBodyStore, type BodyMeta } from './body-store.js'
-export { PublishDecoder, type PublishDecoderOptions } from './publish-decoder.js'
+export { PublishDecoder, decodedForTransfer, decodedFromTransfer, type DecodedWire, type PublishDecoderOptions } from './publish-decoder.js'
+export { decodePublishBytes, type DecodedPublish } from './publish-decode.js'
 export * from './schemas.js'

@@ -34,7 +34,8 @@ export interface DecodeJob {
   body: Uint8Array<ArrayBuffer>
 }
 
-type DecodedWire = Omit<DecodedPublish, 'content' | 'attachment'> & { content: Uint8Array, attachment: { bytes: Uint8Array, mime: string } | undefined }
+/** a decoded publish as it crosses between threads: byte arrays, which arrive as Uint8Array, not Buffer */
+export type DecodedWire = Omit<DecodedPublish, 'content' | 'attachment'> & { content: Uint8Array, attachment: { bytes: Uint8Array, mime: string } | undefined }
 
 export type DecodeReply =
   | { id: number, decoded: DecodedWire }
@@ -64,6 +65,22 @@ export function toTransfer (bytes: Uint8Array): Uint8Array<ArrayBuffer> {
 
 function asBuffer (bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+}
+
+/** A decoded publish made ready to be posted to another thread, with the buffers to transfer (not copy). */
+export function decodedForTransfer (decoded: DecodedPublish): { decoded: DecodedWire, transfer: ArrayBuffer[] } {
+  const content = toTransfer(decoded.content)
+  const attachment = decoded.attachment === undefined ? undefined : { bytes: toTransfer(decoded.attachment.bytes), mime: decoded.attachment.mime }
+  return {
+    decoded: { ...decoded, content, attachment },
+    transfer: attachment === undefined ? [content.buffer] : [content.buffer, attachment.bytes.buffer]
+  }
+}
+
+/** A decoded publish as another thread posted it: its byte arrays made Buffers again (no copy). */
+export function decodedFromTransfer (decoded: DecodedWire): DecodedPublish {
+  const { content, attachment } = decoded
+  return { ...decoded, content: asBuffer(content), attachment: attachment === undefined ? undefined : { bytes: asBuffer(attachment.bytes), mime: attachment.mime } }
 }
 
 export class PublishDecoder {
@@ -116,10 +133,8 @@ export class PublishDecoder {
     if (waiting === undefined) return
     slot.waiting.delete(reply.id)
     if (slot.waiting.size === 0) slot.worker.unref()
-    if ('decoded' in reply) {
-      const { content, attachment } = reply.decoded
-      waiting.resolve({ ...reply.decoded, content: asBuffer(content), attachment: attachment === undefined ? undefined : { bytes: asBuffer(attachment.bytes), mime: attachment.mime } })
-    } else if ('refused' in reply) waiting.reject(new KithError(reply.refused.code, reply.refused.message))
+    if ('decoded' in reply) waiting.resolve(decodedFromTransfer(reply.decoded))
+    else if ('refused' in reply) waiting.reject(new KithError(reply.refused.code, reply.refused.message))
     else {
       this.opts.logger?.error({ error: reply.failed }, 'publish decode failed')
       waiting.reject(new KithError('INTERNAL', 'decoding the publish failed'))

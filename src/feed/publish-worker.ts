@@ -5,16 +5,14 @@
 import { parentPort } from 'node:worker_threads'
 import { isKithError } from '../errors/index.js'
 import { decodePublishBytes } from './publish-decode.js'
-import { toTransfer, type DecodeJob, type DecodeReply } from './publish-decoder.js'
+import { decodedForTransfer, type DecodeJob, type DecodeReply } from './publish-decoder.js'
 
 parentPort?.on('message', ({ id, body }: DecodeJob) => {
   let reply: DecodeReply
   try {
-    const decoded = decodePublishBytes(body)
-    const content = toTransfer(decoded.content)
-    const attachment = decoded.attachment === undefined ? undefined : { bytes: toTransfer(decoded.attachment.bytes), mime: decoded.attachment.mime }
-    reply = { id, decoded: { ...decoded, content, attachment } }
-    parentPort?.postMessage(reply, attachment === undefined ? [content.buffer] : [content.buffer, attachment.bytes.buffer])
+    const { decoded, transfer } = decodedForTransfer(decodePublishBytes(body))
+    reply = { id, decoded }
+    parentPort?.postMessage(reply, transfer)
   } catch (err) {
     // a KithError is the request's fault (400); anything else a fault of this node (500)
     reply = isKithError(err) ? { id, refused: { code: err.code, message: err.message } } : { id, failed: String(err) }

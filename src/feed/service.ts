@@ -200,7 +200,8 @@ export class FeedService {
     return await this.publishDecoded(decoded, client)
   }
 
-  private async publishDecoded ({ req, content, attachment, rawHash, signatureValid, attachmentError }: DecodedPublish, client: string | undefined): Promise<PublishResponse> {
+  /** publish, from a body decoded elsewhere (an HTTP edge thread decodes it while it reads it) */
+  async publishDecoded ({ req, content, attachment, rawHash, signatureValid, attachmentError }: DecodedPublish, client: string | undefined): Promise<PublishResponse> {
     const skew = req.ts - this.nowS()
     if (Math.abs(skew) > PUBLISH_TS_TOLERANCE_S) {
       throw new KithError('FEED_STALE_TS', `ts (timestamp) ${req.ts} is more than 5 minutes from the node clock`)

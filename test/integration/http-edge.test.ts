@@ -1,7 +1,7 @@
 /**
  * The HTTP edge (`--http-workers N`, src/api/edge): edge threads hold the public listener and
- * answer POST /api/tx themselves; everything else goes through them to the core's private
- * listener. Asserted through the public interface: submissions answered and committed as on one
+ * answer POST /api/tx, /relay/broadcast and /feed/publish themselves; everything else goes
+ * through them to the core's private listener. Asserted through the public interface: submissions answered and committed as on one
  * thread, with the same refusals in the same order; other routes, WebSockets and event streams
  * forwarded; the client's own address (not the edge's) drawn on by the per-IP bucket, whatever
  * headers a client forges; the private listener closed to anyone without the per-start secret;
@@ -11,10 +11,13 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { connect as netConnect } from 'node:net'
-import { newAccount, transfer } from '../../src/client/index.js'
+import nacl from 'tweetnacl'
+import { createPostTx, newAccount, publishRequest, transfer, type PublishResponse } from '../../src/client/index.js'
 import { toBase64 } from '../../src/crypto/index.js'
 import { errorMessage, http, startNode, stopAllNodes, waitFor, type LogLine, type NodeProcess } from '../helpers/node-process.js'
 import { SseReader, WsClient } from '../helpers/realtime-client.js'
+import { envelopeFor } from '../helpers/envelopes.js'
+import { exifRead, photoWithMetadata } from '../helpers/media-files.js'
 
 const FUNDED_UT = 1_000_000_000
 
@@ -94,6 +97,46 @@ describe('HTTP edge threads in front of the core', { timeout: 240_000 }, () => {
     assert.equal(unfunded.headers.get('kith-error-code'), 'TX_INSUFFICIENT_FUNDS')
     // the node keeps serving
     assert.equal((await http(node.url, 'GET', '/api/netstats')).status, 200)
+  })
+
+  test('an envelope is broadcast at the edge, stored once, and read back through the forwarded inbox', async () => {
+    const device = nacl.box.keyPair()
+    const envelope = envelopeFor(device.publicKey, alice.pub)
+    const res = await http(node.url, 'POST', '/relay/broadcast', { body: { envelope } })
+    assert.equal(res.status, 200, res.text)
+    const { id, status } = res.json as { id: string, status: string }
+    assert.equal(status, 'broadcast')
+    const again = await http(node.url, 'POST', '/relay/broadcast', { body: { envelope } })
+    assert.deepEqual([again.status, (again.json as { id: string }).id], [200, id])
+    const inbox = await http(node.url, 'GET', `/relay/inbox?pub=${Buffer.from(device.publicKey).toString('hex')}`)
+    assert.equal(inbox.status, 200)
+    assert.deepEqual((inbox.json as { items: Array<{ id: string }> }).items.map((item) => item.id), [id])
+    const malformed = await http(node.url, 'POST', '/relay/broadcast', { body: { envelope: { ...envelope, nonce: 'zz' } } })
+    assert.equal(malformed.status, 400)
+    assert.match(errorMessage(malformed), /nonce/)
+  })
+
+  test('a photo is published at the edge (decoded there, scrubbed by the core), then committed by its CREATE_POST', async () => {
+    const photo = await photoWithMetadata(1600, 1200)
+    const res = await http(node.url, 'POST', '/feed/publish', { body: publishRequest(alice, { content: 'through the edge', attachment: photo, attachmentMime: 'image/jpeg' }) })
+    assert.equal(res.status, 200, res.text)
+    const published = res.json as PublishResponse
+    const tx = createPostTx(alice, published)
+    assert.equal((await http(node.url, 'POST', '/api/tx', { body: tx })).status, 200)
+    await committed(node, tx.id)
+    const body = await http(node.url, 'GET', `/feed/post/${published.post_id}`)
+    assert.equal(body.status, 200, body.text)
+    const media = await fetch(new URL(`/feed/post/${published.post_id}/attachment`, node.url))
+    assert.equal(media.status, 200)
+    const tags = await exifRead(Buffer.from(await media.arrayBuffer()), 'jpg')
+    assert.equal(tags.GPSLatitude, undefined, 'the location is scrubbed')
+    // refusals of the decode are the edge's, with the core's wording
+    const forged = publishRequest(alice, { content: 'forged' })
+    const badSig = await http(node.url, 'POST', '/feed/publish', { body: { ...forged, sig: toBase64(new Uint8Array(64)) } })
+    assert.equal(badSig.status, 400)
+    assert.match(errorMessage(badSig), /signature/)
+    const notJson = await http(node.url, 'POST', '/feed/publish', { rawBody: 'x'.repeat(100_000) })
+    assert.deepEqual([notJson.status, errorMessage(notJson)], [400, 'request body is not valid JSON'])
   })
 
   test('every other route is forwarded: reads, 404 and 405 answers, a query string, headers as the core set them', async () => {

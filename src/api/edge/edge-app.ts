@@ -1,32 +1,42 @@
 /**
  * What an edge thread serves: the public listener, shared with the other edges (SO_REUSEPORT, so
- * the kernel spreads connections over them). POST /api/tx is answered here: its body read,
- * parsed, checked against the schema and its signature verified on this thread, and only the
- * ordered part (the mempool's checks and the synced write) left to the core. Every other request
- * goes on to the core's private listener as it streams in (proxy.ts).
+ * the kernel spreads connections over them). The busy write routes are answered here: POST
+ * /api/tx, /relay/broadcast and /feed/publish have their bodies read, parsed, checked against
+ * their schemas, and (a transaction's signature, a publish's base64, hash and signature) decoded
+ * and verified on this thread; only the part that needs the node's order and state goes to the
+ * core, as one call. Every other request goes on to the core's private listener as it streams
+ * in (proxy.ts).
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Koa, { type Context, type Next } from 'koa'
 import type { Logger } from 'pino'
-import { verifyTxSignature, type Transaction } from '../../chain/index.js'
+import { verifyTxSignature } from '../../chain/index.js'
+import { decodePublishBytes, decodedForTransfer, type PublishResponse } from '../../feed/index.js'
 import type { EnvSettings, SubmitResult } from '../../node/index.js'
-import { answerClientError, answerFailed, errorMiddleware } from '../errors.js'
-import { jsonBody, privateMode, rateLimit, RateLimiter, type AccessOptions } from '../middleware.js'
-import { requestId } from '../request-id.js'
-import { submitTxRoute } from '../routes/submit.js'
-import { closeGracefully, routeHandler, slowClientTimeouts } from '../serving.js'
 import { clientAddressKey } from '../../relay/index.js'
+import { answerClientError, answerFailed, errorMiddleware } from '../errors.js'
+import { privateMode, rateLimit, RateLimiter, type AccessOptions } from '../middleware.js'
+import { requestId } from '../request-id.js'
+import type { AnyRoute } from '../route.js'
+import { publishRoute } from '../routes/feed.js'
+import { broadcastRoute, type BroadcastAnswer } from '../routes/relay.js'
+import { submitTxRoute } from '../routes/submit.js'
+import { closeGracefully, routeBodies, routeHandler, slowClientTimeouts } from '../serving.js'
 import { coreLink } from './proxy.js'
-import type { HttpObservation } from './protocol.js'
+import type { EdgeCall, EdgeCallKind, HttpObservation } from './protocol.js'
 
 export interface EdgeAppOptions {
   env: EnvSettings
   corePort: number
   secret: string
+  /** the core's bound on what may wait for a slow WebSocket or event-stream client (RealtimeLimits) */
+  maxQueuedBytes: number
   logger: Logger
-  /** hands a parsed transaction and the signature's verdict to the core, which answers as POST /api/tx does */
-  submit: (tx: Transaction, signatureValid: boolean, ip: string) => Promise<SubmitResult>
+  /** the calls the core takes; the routes of the others are forwarded like any other */
+  calls: readonly EdgeCallKind[]
+  /** hands a call to the core, which answers as the route would on one thread; `transfer`: buffers moved, not copied */
+  call: (call: EdgeCall, ip: string, transfer?: ArrayBuffer[]) => Promise<unknown>
   /** counts a request answered here in the core's HTTP metrics */
   observe: (observation: HttpObservation) => void
 }
@@ -37,32 +47,44 @@ export interface EdgeApp {
   stop (): Promise<void>
 }
 
+/** The routes this edge answers, each with the call it makes of the core. */
+function edgeRoutes (opts: EdgeAppOptions): AnyRoute[] {
+  const { call } = opts
+  const all: Record<EdgeCallKind, () => AnyRoute> = {
+    'submit-tx': () => submitTxRoute(async (tx, ctx) => await call({ kind: 'submit-tx', tx, signatureValid: verifyTxSignature(tx) }, ctx.ip) as SubmitResult),
+    broadcast: () => broadcastRoute(async (envelope, ctx) => await call({ kind: 'broadcast', envelope }, ctx.ip) as BroadcastAnswer),
+    publish: () => publishRoute(async (body, ctx) => {
+      const { decoded, transfer } = decodedForTransfer(decodePublishBytes(body))
+      return await call({ kind: 'publish', decoded }, ctx.ip, transfer) as PublishResponse
+    })
+  }
+  return opts.calls.map((kind) => all[kind]())
+}
+
 export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   const log = opts.logger
   const access: AccessOptions = { token: opts.env.apiToken, private: opts.env.apiPrivate }
-  const submitRoute = submitTxRoute(async (tx, ctx) => await opts.submit(tx, verifyTxSignature(tx), ctx.ip))
-  // the answered-here routes, by "METHOD path"; everything else is the core's
-  const local = new Set([`${submitRoute.method.toUpperCase()} ${submitRoute.path}`])
+  const routes = edgeRoutes(opts)
+  const handlers = new Map(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, routeHandler(r, access)]))
 
   const app = new Koa({ proxy: false })
   app.on('error', answerFailed(log))
-  app.use(observeAnswers(opts.observe, submitRoute.path))
+  app.use(observeAnswers(opts.observe))
   app.use(requestId())
   app.use(errorMiddleware(log))
   if (access.private && access.token !== undefined) app.use(privateMode(access))
   // A first bucket here bounds the parsing and verifying a flood costs this thread; the core's
-  // bucket, shared with every edge and the forwarded requests, has the last word (edge-threads.ts).
+  // bucket, shared by every edge and the forwarded requests, has the last word (edge-threads.ts).
   if (opts.env.rateLimitRps > 0) app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps, Date.now, clientAddressKey)))
-  app.use(jsonBody(opts.env.maxBodyBytes))
-  const handle = routeHandler(submitRoute, access)
-  app.use(async (ctx: Context) => await handle(ctx))
+  app.use(routeBodies(opts.env, routes))
+  app.use(async (ctx: Context) => await handlers.get(`${ctx.method} ${ctx.path}`)?.(ctx))
 
-  const link = coreLink(opts.corePort, opts.secret, log)
+  const link = coreLink(opts.corePort, opts.secret, opts.maxQueuedBytes, log)
   const answerHere = app.callback()
   const server: Server = createServer(slowClientTimeouts(opts.env), (req, res) => {
     const url = req.url ?? '/'
     const query = url.indexOf('?')
-    if (local.has(`${req.method ?? ''} ${query === -1 ? url : url.slice(0, query)}`)) void answerHere(req, res)
+    if (handlers.has(`${req.method ?? ''} ${query === -1 ? url : url.slice(0, query)}`)) void answerHere(req, res)
     else link.forward(req, res)
   })
   server.keepAliveTimeout = opts.env.keepAliveTimeoutMs
@@ -85,14 +107,14 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   }
 }
 
-/** Reports every answer of the local routes to the core's HTTP metrics, as the core's own middleware would. */
-function observeAnswers (observe: (o: HttpObservation) => void, route: string): Koa.Middleware {
+/** Reports every answer given here to the core's HTTP metrics, by the route's template as the core's own middleware does. */
+function observeAnswers (observe: (o: HttpObservation) => void): Koa.Middleware {
   return async (ctx: Context, next: Next) => {
     const started = performance.now()
     try {
       await next()
     } finally {
-      observe({ method: ctx.method, route, status: ctx.status, seconds: (performance.now() - started) / 1000 })
+      observe({ method: ctx.method, route: typeof ctx.state.route === 'string' ? ctx.state.route : ctx.path, status: ctx.status, seconds: (performance.now() - started) / 1000 })
     }
   }
 }

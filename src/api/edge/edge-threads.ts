@@ -1,17 +1,15 @@
 /**
  * The core's side of the HTTP edge: starts the edge threads on the public listener, takes their
- * batched submissions (checked against the per-IP bucket, then handed to the node with the edge's
- * signature verdict), answers them in one message per turn, and replaces an edge that dies.
+ * batched calls (served by the core API: its per-IP bucket, then the node, relay or feed),
+ * answers them in one message per turn, and replaces an edge that dies.
  */
 import { randomBytes } from 'node:crypto'
 import { createServer, type AddressInfo } from 'node:net'
 import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
-import type { Transaction } from '../../chain/index.js'
-import { isKithError, KithError } from '../../errors/index.js'
-import type { EnvSettings, SubmitResult } from '../../node/index.js'
-import type { RateLimitState } from '../middleware.js'
-import type { CoreToEdge, EdgeSetup, EdgeToCore, HttpObservation, SubmitAnswer, SubmitItem } from './protocol.js'
+import { isKithError } from '../../errors/index.js'
+import type { EnvSettings } from '../../node/index.js'
+import type { CallAnswer, CallItem, CoreToEdge, EdgeCall, EdgeCallKind, EdgeSetup, EdgeToCore, HttpObservation } from './protocol.js'
 
 const WORKER_URL = new URL('./edge-worker.js', import.meta.url)
 /** How long an edge gets to finish its requests on stop before it is terminated (its own grace is 3 s). */
@@ -29,11 +27,13 @@ export interface EdgeThreadsOptions {
   /** the secret the core API was created with (newEdgeSecret) */
   secret: string
   env: EnvSettings
+  maxQueuedBytes: number
   logLevel: string
   logger: Logger
-  submit: (tx: Transaction, signatureValid: boolean) => Promise<SubmitResult>
-  /** the core API's per-IP bucket */
-  admitAddress: (ip: string) => RateLimitState | undefined
+  /** the calls the core serves (ApiServer.edgeCalls) */
+  calls: EdgeCallKind[]
+  /** serves one call from an edge (ApiServer.serveEdgeCall) */
+  serve: (call: EdgeCall, ip: string) => Promise<unknown>
   observe: (observation: HttpObservation) => void
 }
 
@@ -44,7 +44,7 @@ export function newEdgeSecret (): string {
 
 interface Edge {
   worker: Worker
-  answers: SubmitAnswer[]
+  answers: CallAnswer[]
   flushing: boolean
 }
 
@@ -95,7 +95,7 @@ export class EdgeThreads {
   private async spawn (index: number): Promise<void> {
     const { opts } = this
     const setup: EdgeSetup = {
-      index, host: opts.host, port: this.bound.port, corePort: opts.corePort, secret: opts.secret, env: opts.env, logLevel: opts.logLevel
+      index, host: opts.host, port: this.bound.port, corePort: opts.corePort, secret: opts.secret, env: opts.env, maxQueuedBytes: opts.maxQueuedBytes, logLevel: opts.logLevel, calls: opts.calls
     }
     const worker = new Worker(WORKER_URL, { workerData: setup })
     const edge: Edge = { worker, answers: [], flushing: false }
@@ -103,7 +103,7 @@ export class EdgeThreads {
     await new Promise<void>((resolve, reject) => {
       let listening = false
       worker.on('message', (message: EdgeToCore) => {
-        if (message.kind === 'listening') { listening = true; resolve() } else if (message.kind === 'work') this.work(edge, message.submits, message.observed)
+        if (message.kind === 'listening') { listening = true; resolve() } else if (message.kind === 'work') this.work(edge, message.calls, message.observed)
       })
       worker.on('error', (err) => {
         if (!listening) reject(err)
@@ -120,25 +120,20 @@ export class EdgeThreads {
     })
   }
 
-  private work (edge: Edge, submits: SubmitItem[], observed: HttpObservation[]): void {
+  private work (edge: Edge, calls: CallItem[], observed: HttpObservation[]): void {
     for (const observation of observed) this.opts.observe(observation)
-    for (const item of submits) {
-      const rate = this.opts.admitAddress(item.ip)
-      if (rate !== undefined && !rate.allowed) {
-        this.answer(edge, refusal(item.id, new KithError('RATE_LIMITED', 'too many requests from this address; slow down', { retryAfterSeconds: rate.retryAfterSeconds })))
-        continue
-      }
-      this.opts.submit(item.tx, item.signatureValid).then(
-        (result) => this.answer(edge, { id: item.id, result }),
+    for (const { id, call, ip } of calls) {
+      this.opts.serve(call, ip).then(
+        (result) => this.answer(edge, { id, result }),
         (err: unknown) => {
-          if (!isKithError(err)) this.opts.logger.error({ err, txId: item.tx.id }, 'a submission from an HTTP edge failed')
-          this.answer(edge, refusal(item.id, err))
+          if (!isKithError(err)) this.opts.logger.error({ err, call: call.kind }, 'a call from an HTTP edge failed')
+          this.answer(edge, refusal(id, err))
         }
       )
     }
   }
 
-  private answer (edge: Edge, answer: SubmitAnswer): void {
+  private answer (edge: Edge, answer: CallAnswer): void {
     edge.answers.push(answer)
     if (edge.flushing) return
     edge.flushing = true
@@ -151,7 +146,7 @@ export class EdgeThreads {
   }
 }
 
-function refusal (id: number, err: unknown): SubmitAnswer {
+function refusal (id: number, err: unknown): CallAnswer {
   return isKithError(err) ? { id, refused: { code: err.code, message: err.message, details: err.details } } : { id, failed: true }
 }
 

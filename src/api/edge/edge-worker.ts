@@ -1,32 +1,32 @@
 /**
  * An HTTP edge thread (edge-threads.ts starts it): serves the public listener with edge-app.ts
- * and sends what needs the core in one message per event-loop turn. The only module of this
- * thread that listens on parentPort.
+ * and sends the calls it makes of the core in one message per event-loop turn. The only module
+ * of this thread that listens on parentPort.
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { pino } from 'pino'
-import type { Transaction } from '../../chain/index.js'
 import { KithError } from '../../errors/index.js'
-import type { SubmitResult } from '../../node/index.js'
 import { createEdgeApp } from './edge-app.js'
-import type { CoreToEdge, EdgeSetup, EdgeToCore, HttpObservation, SubmitItem } from './protocol.js'
+import type { CallItem, CoreToEdge, EdgeSetup, EdgeToCore, HttpObservation } from './protocol.js'
 
 const setup = workerData as EdgeSetup
 const port = parentPort
 if (port === null) throw new Error('edge-worker.js runs as a worker thread')
 const logger = pino({ level: setup.logLevel, base: { pid: process.pid, edge: setup.index } })
 
-const waiting = new Map<number, { resolve: (result: SubmitResult) => void, reject: (err: Error) => void }>()
+const waiting = new Map<number, { resolve: (result: unknown) => void, reject: (err: Error) => void }>()
 let nextId = 0
-let submits: SubmitItem[] = []
+let calls: CallItem[] = []
+let transfer: ArrayBuffer[] = []
 let observed: HttpObservation[] = []
 let flushing = false
 
-const send = (message: EdgeToCore): void => port.postMessage(message)
+const send = (message: EdgeToCore, moved: ArrayBuffer[] = []): void => port.postMessage(message, moved)
 const flush = (): void => {
   flushing = false
-  send({ kind: 'work', submits, observed })
-  submits = []
+  send({ kind: 'work', calls, observed }, transfer)
+  calls = []
+  transfer = []
   observed = []
 }
 const soon = (): void => {
@@ -37,11 +37,14 @@ const app = createEdgeApp({
   env: setup.env,
   corePort: setup.corePort,
   secret: setup.secret,
+  maxQueuedBytes: setup.maxQueuedBytes,
   logger,
-  submit: async (tx: Transaction, signatureValid: boolean, ip: string) => await new Promise<SubmitResult>((resolve, reject) => {
+  calls: setup.calls,
+  call: async (call, ip, moved = []) => await new Promise((resolve, reject) => {
     const id = nextId++
     waiting.set(id, { resolve, reject })
-    submits.push({ id, tx, signatureValid, ip })
+    calls.push({ id, call, ip })
+    transfer.push(...moved)
     soon()
   }),
   observe: (observation) => { observed.push(observation); soon() }
@@ -55,7 +58,7 @@ port.on('message', (message: CoreToEdge) => {
       waiting.delete(answer.id)
       if ('result' in answer) held.resolve(answer.result)
       else if ('refused' in answer) held.reject(new KithError(answer.refused.code, answer.refused.message, answer.refused.details))
-      else held.reject(new Error('the core failed this submission; its log has the cause'))
+      else held.reject(new Error('the core failed this call; its log has the cause'))
     }
   } else if (message.kind === 'stop') {
     void app.stop().finally(() => send({ kind: 'stopped' }))
@@ -63,6 +66,6 @@ port.on('message', (message: CoreToEdge) => {
 })
 
 app.listen(setup.host, setup.port).then((bound) => send({ kind: 'listening', port: bound }), (err: unknown) => {
-  // the core reports it: the worker ends with this error
-  throw err
+  // thrown out of the promise: the worker ends, and its host reports the error
+  setImmediate(() => { throw err })
 })

@@ -5,8 +5,9 @@
  */
 import type { Transaction } from '../../chain/index.js'
 import type { ErrorCode } from '../../errors/index.js'
+import type { DecodedWire } from '../../feed/index.js'
 import type { EnvSettings } from '../../node/index.js'
-import type { SubmitResult } from '../../node/index.js'
+import type { EnvelopeUpload } from '../routes/relay.js'
 
 /**
  * The header that carries the per-start secret on every request an edge forwards to the core's
@@ -27,15 +28,28 @@ export interface EdgeSetup {
   corePort: number
   secret: string
   env: EnvSettings
+  /** what may wait for a slow WebSocket or event-stream client before it is cut (RealtimeLimits.maxQueuedBytes) */
+  maxQueuedBytes: number
   logLevel: string
+  /** the calls the core takes (a node without a relay or a feed takes none of theirs): their routes are answered here */
+  calls: EdgeCallKind[]
 }
 
-export interface SubmitItem {
+/** The ordered part of a request the edge answers: what it parsed, decoded and verified, for the core to decide. */
+export type EdgeCall =
+  /** POST /api/tx; `signatureValid` stands in for the core's verify pool */
+  | { kind: 'submit-tx', tx: Transaction, signatureValid: boolean }
+  /** POST /relay/broadcast */
+  | { kind: 'broadcast', envelope: EnvelopeUpload }
+  /** POST /feed/publish, its buffers transferred, not copied */
+  | { kind: 'publish', decoded: DecodedWire }
+
+export type EdgeCallKind = EdgeCall['kind']
+
+export interface CallItem {
   id: number
-  tx: Transaction
-  /** the edge's verdict on the signature, given to the core's checks in place of its verify pool */
-  signatureValid: boolean
-  /** the client's address, for the core's per-IP bucket */
+  call: EdgeCall
+  /** the client's address, for the core's per-IP bucket and its per-address limits */
   ip: string
 }
 
@@ -49,7 +63,7 @@ export interface HttpObservation {
 
 export type EdgeToCore =
   | { kind: 'listening', port: number }
-  | { kind: 'work', submits: SubmitItem[], observed: HttpObservation[] }
+  | { kind: 'work', calls: CallItem[], observed: HttpObservation[] }
   | { kind: 'stopped' }
 
 export interface Refusal {
@@ -58,8 +72,8 @@ export interface Refusal {
   details: Record<string, unknown> | undefined
 }
 
-export type SubmitAnswer = { id: number, result: SubmitResult } | { id: number, refused: Refusal } | { id: number, failed: true }
+export type CallAnswer = { id: number, result: unknown } | { id: number, refused: Refusal } | { id: number, failed: true }
 
 export type CoreToEdge =
-  | { kind: 'answers', answers: SubmitAnswer[] }
+  | { kind: 'answers', answers: CallAnswer[] }
   | { kind: 'stop' }

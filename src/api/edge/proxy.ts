@@ -6,7 +6,7 @@
  */
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import { connect, type Socket } from 'node:net'
-import type { Duplex } from 'node:stream'
+import type { Duplex, Readable, Writable } from 'node:stream'
 import type { Logger } from 'pino'
 import { EDGE_CLIENT_IP_HEADER, EDGE_SECRET_HEADER } from './protocol.js'
 
@@ -29,7 +29,28 @@ export interface CoreLink {
   close (): void
 }
 
-export function coreLink (corePort: number, secret: string, log: Logger): CoreLink {
+/**
+ * Copies a long-lived stream from the core to a client without holding the core back: the core's
+ * side is read as fast as it comes, so its own bound on a client's queue never sees the edge's
+ * buffers, and a client that reads slower than the stream comes is cut here once `maxQueuedBytes`
+ * wait for it (the core's bound, SVC_WS_MAX_QUEUED_BYTES). With backpressure instead, a stalled
+ * client would hold the edge's and the core's socket buffers too before the core noticed.
+ */
+function relayStream (from: Readable, to: Writable, maxQueuedBytes: number, onCut: (queuedBytes: number) => void): void {
+  from.on('data', (chunk: Buffer) => {
+    if (to.writableLength + chunk.length > maxQueuedBytes) {
+      onCut(to.writableLength)
+      to.destroy()
+      from.destroy()
+      return
+    }
+    to.write(chunk)
+  })
+  from.on('end', () => to.end())
+}
+
+export function coreLink (corePort: number, secret: string, maxQueuedBytes: number, log: Logger): CoreLink {
+  const slowConsumer = (queuedBytes: number): void => log.info({ queuedBytes }, 'closed a slow consumer')
   const agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256 })
   const upgraded = new Set<Socket>()
   const headersFor = (req: IncomingMessage): IncomingHttpHeaders => {
@@ -48,9 +69,13 @@ export function coreLink (corePort: number, secret: string, log: Logger): CoreLi
         const raw = answer.rawHeaders
         for (let i = 0; i < raw.length; i += 2) if (forwardable(raw[i].toLowerCase())) headers.push(raw[i], raw[i + 1])
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, headers)
-        // an event stream's head goes out at once, before its first event
-        if (answer.headers['content-length'] === undefined) res.flushHeaders()
-        answer.pipe(res)
+        // an event stream's head goes out at once, before its first event, and the stream is bounded as the core bounds it
+        if (/^text\/event-stream/i.test(answer.headers['content-type'] ?? '')) {
+          res.flushHeaders()
+          relayStream(answer, res, maxQueuedBytes, slowConsumer)
+        } else {
+          answer.pipe(res)
+        }
         answer.on('error', () => res.destroy())
         // the core closing a connection mid-answer (its shutdown cut) leaves the client's incomplete too
         answer.on('aborted', () => res.destroy())
@@ -84,7 +109,7 @@ export function coreLink (corePort: number, secret: string, log: Logger): CoreLi
       lines.push(`${EDGE_SECRET_HEADER}: ${secret}`, `${EDGE_CLIENT_IP_HEADER}: ${req.socket.remoteAddress ?? ''}`)
       core.write(lines.join('\r\n') + '\r\n\r\n')
       if (head.length > 0) core.write(head)
-      core.pipe(socket)
+      relayStream(core, socket, maxQueuedBytes, slowConsumer)
       socket.pipe(core)
     },
 

@@ -1,10 +1,11 @@
 /** The social feed under /feed (at the root, not /api): docs/feed.md. */
+import type { Context } from 'koa'
 import { resolveAccount } from '../../chain/index.js'
 import { KithError, isKithError } from '../../errors/index.js'
 import {
   AuthorFeedSchema, AuthorParamsSchema, ForYouQuerySchema, ForYouSchema, HashtagFeedSchema, MAX_POST_SIZE, PENDING_RETRY_AFTER_S, PageQuerySchema, PostBodySchema,
   PostParamsSchema, PostStatsSchema, PublishRequestSchema, PublishResponseSchema, StatsQuerySchema, TagParamsSchema, TimelineQuerySchema,
-  TimelineSchema, TrendingQuerySchema, TrendingSchema, ViewResponseSchema, normalizeTag, type FeedService
+  TimelineSchema, TrendingQuerySchema, TrendingSchema, ViewResponseSchema, normalizeTag, type FeedService, type PublishResponse
 } from '../../feed/index.js'
 import { clientAddressKey } from '../../relay/index.js'
 import { route, type AnyRoute } from '../route.js'
@@ -27,36 +28,41 @@ const postErrors = {
 
 const listErrors = { 400: { description: 'malformed query (limit, before, cursor, pubkey)', schema: ErrorSchema } }
 
+/** POST /feed/publish, declared once: the node serves it, and so does every HTTP edge thread (src/api/edge), with its own `publish`. */
+export function publishRoute (publish: (body: Buffer, ctx: Context) => Promise<PublishResponse>): AnyRoute {
+  return route({
+    method: 'post',
+    path: '/feed/publish',
+    tag: 'feed',
+    summary: 'Store a signed post body (attachment scrubbed) on this node, to be committed by a CREATE_POST',
+    body: PublishRequestSchema,
+    bodyBytes: true,
+    responses: {
+      200: { description: 'stored durably (or already stored by this same request): the fields of the CREATE_POST to submit', schema: PublishResponseSchema },
+      400: { description: 'malformed request, bad signature (mentions `signature`), ts more than 5 minutes off (mentions `timestamp`), attachment_mime that the bytes\' magic contradicts, unsupported or undecodable attachment', schema: ErrorSchema },
+      402: { description: 'the author\'s committed balance does not cover the least CREATE_POST fee of this post plus those of its other uncommitted posts (checked before any scrubbing)', schema: ErrorSchema },
+      413: { description: `post larger than MaxPostSize (${MAX_POST_SIZE} bytes) after scrubbing, or a request body over the upload cap`, schema: ErrorSchema },
+      429: { description: 'too many uncommitted posts (published, no CREATE_POST committed yet) from this author or this client address (Retry-After)', schema: ErrorSchema },
+      502: { description: 'the media sidecar failed', schema: ErrorSchema },
+      503: { description: 'video or audio without a scrubbing sidecar, or the image scrubbers are busy (Retry-After)', schema: ErrorSchema },
+      504: { description: 'the media sidecar timed out', schema: ErrorSchema },
+      507: { description: 'the feed disk quota (--feed-disk-limit-mb) is exhausted', schema: ErrorSchema }
+    },
+    handler: async ({ ctx }) => {
+      try {
+        return await publish(ctx.request.rawBody ?? Buffer.alloc(0), ctx)
+      } catch (err) {
+        // a bound frees when one of the holder's posts is committed, not in a second
+        if (isKithError(err) && err.code === 'FEED_PENDING_LIMIT') ctx.set('Retry-After', String(PENDING_RETRY_AFTER_S))
+        throw err
+      }
+    }
+  })
+}
+
 export function feedRoutes (feed: FeedService): AnyRoute[] {
   return [
-    route({
-      method: 'post',
-      path: '/feed/publish',
-      tag: 'feed',
-      summary: 'Store a signed post body (attachment scrubbed) on this node, to be committed by a CREATE_POST',
-      body: PublishRequestSchema,
-      bodyBytes: true,
-      responses: {
-        200: { description: 'stored durably (or already stored by this same request): the fields of the CREATE_POST to submit', schema: PublishResponseSchema },
-        400: { description: 'malformed request, bad signature (mentions `signature`), ts more than 5 minutes off (mentions `timestamp`), attachment_mime that the bytes\' magic contradicts, unsupported or undecodable attachment', schema: ErrorSchema },
-        402: { description: 'the author\'s committed balance does not cover the least CREATE_POST fee of this post plus those of its other uncommitted posts (checked before any scrubbing)', schema: ErrorSchema },
-        413: { description: `post larger than MaxPostSize (${MAX_POST_SIZE} bytes) after scrubbing, or a request body over the upload cap`, schema: ErrorSchema },
-        429: { description: 'too many uncommitted posts (published, no CREATE_POST committed yet) from this author or this client address (Retry-After)', schema: ErrorSchema },
-        502: { description: 'the media sidecar failed', schema: ErrorSchema },
-        503: { description: 'video or audio without a scrubbing sidecar, or the image scrubbers are busy (Retry-After)', schema: ErrorSchema },
-        504: { description: 'the media sidecar timed out', schema: ErrorSchema },
-        507: { description: 'the feed disk quota (--feed-disk-limit-mb) is exhausted', schema: ErrorSchema }
-      },
-      handler: async ({ ctx }) => {
-        try {
-          return await feed.publishBytes(ctx.request.rawBody ?? Buffer.alloc(0), clientAddressKey(ctx.ip))
-        } catch (err) {
-          // a bound frees when one of the holder's posts is committed, not in a second
-          if (isKithError(err) && err.code === 'FEED_PENDING_LIMIT') ctx.set('Retry-After', String(PENDING_RETRY_AFTER_S))
-          throw err
-        }
-      }
-    }),
+    publishRoute(async (body, ctx) => await feed.publishBytes(body, clientAddressKey(ctx.ip))),
     route({
       method: 'get',
       path: '/feed/post/{id}',

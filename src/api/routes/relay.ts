@@ -89,30 +89,47 @@ function readAuth (ctx: Context, query: Record<string, unknown>): ReadAuth {
   return { header: ctx.get(INBOX_AUTH_HEADER) || undefined, legacyQuery: ownerFields(query) !== undefined }
 }
 
-export function relayRoutes (service: RelayService, opts: RelayRouteOptions): AnyRoute[] {
+export type BroadcastAnswer = z.output<typeof BroadcastResponseSchema>
+/** an envelope as POST /relay/broadcast's schema leaves it */
+export type EnvelopeUpload = z.output<typeof EnvelopeUploadSchema>
+export type Broadcaster = (envelope: EnvelopeUpload, clientIp: string) => Promise<BroadcastAnswer>
+
+/**
+ * What POST /relay/broadcast does once the body is parsed: the per-sender bucket, then the
+ * service (whose check of an envelope the schema already made canonical is the quick one).
+ */
+export function relayBroadcaster (service: RelayService, opts: RelayRouteOptions): Broadcaster {
   const perSender = new RateLimiter(opts.rateLimitPerSender, opts.now)
   const admit = (envelope: Envelope): void => {
     if (!perSender.take(envelope.sender_pub)) throw new KithError('RATE_LIMITED', `too many envelopes from sender ${envelope.sender_pub}; slow down`)
   }
+  return async (envelope, clientIp) => await service.broadcast(envelope, { admit, clientIp })
+}
+
+/** POST /relay/broadcast, declared once: the node serves it, and so does every HTTP edge thread (src/api/edge), with its own `broadcast`. */
+export function broadcastRoute (broadcast: (envelope: EnvelopeUpload, ctx: Context) => Promise<BroadcastAnswer>): AnyRoute {
+  return route({
+    method: 'post',
+    path: '/relay/broadcast',
+    tag: 'relay',
+    summary: 'Store an end-to-end encrypted envelope in the recipient\'s mailbox and gossip it',
+    body: BroadcastRequestSchema,
+    responses: {
+      200: { description: 'stored durably (or already stored): the canonical id', schema: BroadcastResponseSchema },
+      400: { description: 'malformed envelope; the message names the field', schema: ErrorSchema },
+      413: { description: `ciphertext larger than ${MAX_CIPHERTEXT_BYTES} bytes, or body over the node's cap`, schema: ErrorSchema },
+      429: { description: 'with Retry-After: too many envelopes from this sender_pub; from this client address into this mailbox, or stored by it there (RELAY_CLIENT_QUOTA); into this mailbox from everyone (RELAY_RECIPIENT_BUSY); or the mailbox or this sender\'s share of it is full. The message names the limit', schema: ErrorSchema }
+    },
+    handler: ({ body, ctx }) => {
+      // the busiest write route: its answer (a hex id and a status) is ASCII, written without Koa's JSON body handling
+      return broadcast(body.envelope, ctx).then((answer) => { sendAsciiJson(ctx, JSON.stringify(answer)) })
+    }
+  })
+}
+
+export function relayRoutes (service: RelayService, opts: RelayRouteOptions, broadcaster: Broadcaster = relayBroadcaster(service, opts)): AnyRoute[] {
   return [
-    route({
-      method: 'post',
-      path: '/relay/broadcast',
-      tag: 'relay',
-      summary: 'Store an end-to-end encrypted envelope in the recipient\'s mailbox and gossip it',
-      body: BroadcastRequestSchema,
-      responses: {
-        200: { description: 'stored durably (or already stored): the canonical id', schema: BroadcastResponseSchema },
-        400: { description: 'malformed envelope; the message names the field', schema: ErrorSchema },
-        413: { description: `ciphertext larger than ${MAX_CIPHERTEXT_BYTES} bytes, or body over the node's cap`, schema: ErrorSchema },
-        429: { description: 'with Retry-After: too many envelopes from this sender_pub; from this client address into this mailbox, or stored by it there (RELAY_CLIENT_QUOTA); into this mailbox from everyone (RELAY_RECIPIENT_BUSY); or the mailbox or this sender\'s share of it is full. The message names the limit', schema: ErrorSchema }
-      },
-      handler: ({ body, ctx }) => {
-        // parsed at the edge, so the service's check of an already canonical envelope is the quick one (plainUpload)
-        // the busiest write route: its answer (a hex id and a status) is ASCII, written without Koa's JSON body handling
-        return service.broadcast(body.envelope, { admit, clientIp: ctx.ip }).then((answer) => { sendAsciiJson(ctx, JSON.stringify(answer)) })
-      }
-    }),
+    broadcastRoute(async (envelope, ctx) => await broadcaster(envelope, ctx.ip)),
     route({
       method: 'post',
       path: '/relay/send',
