@@ -110,6 +110,8 @@ async function main (): Promise<void> {
   const conc = flag('--concurrency')
   if (conc !== undefined) config.concurrencies = conc.split(',').map(Number)
   if (process.argv.includes('--no-profile')) config.profile = null
+  const edges = flag('--http-workers')
+  if (edges !== undefined) config.httpWorkers = edges.split(',').map(Number)
   const throughput = await runThroughputBench(config, log)
 
   const best = throughput.runs.reduce((m, r) => (r.confirmedPerSec > m.confirmedPerSec ? r : m), throughput.runs[0])

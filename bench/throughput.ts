@@ -51,6 +51,8 @@ export interface ThroughputConfig {
   latencySample: number
   /** profiled run; null to skip */
   profile: { concurrency: number, durationMs: number } | null
+  /** `--http-workers` of the node; every concurrency runs once with each (0: HTTP on the core thread) */
+  httpWorkers: number[]
 }
 
 export const DEFAULT_THROUGHPUT_CONFIG: ThroughputConfig = {
@@ -60,7 +62,8 @@ export const DEFAULT_THROUGHPUT_CONFIG: ThroughputConfig = {
   blockIntervalMs: 250,
   poolSize: 120_000,
   latencySample: 2_000,
-  profile: { concurrency: 64, durationMs: 10_000 }
+  profile: { concurrency: 64, durationMs: 10_000 },
+  httpWorkers: [0, 1]
 }
 
 /** Each sender's genesis balance, µT: far more than any run spends. */
@@ -75,6 +78,8 @@ const STARTUP_TIMEOUT_MS = 30_000
 
 export interface RunResult {
   concurrency: number
+  /** the node's --http-workers */
+  httpWorkers: number
   profiled: boolean
   submitted: number
   accepted: number
@@ -141,7 +146,7 @@ interface RunningNode {
   output: () => string
 }
 
-async function startNode (work: Workload, cfg: ThroughputConfig, profileDir?: string): Promise<RunningNode> {
+async function startNode (work: Workload, cfg: ThroughputConfig, httpWorkers: number, profileDir?: string): Promise<RunningNode> {
   const home = mkdtempSync(path.join(os.tmpdir(), 'kith-bench-'))
   const bin = path.join(REPO_ROOT, 'bin', 'kith')
   const nodeBin = nodeBinary()
@@ -156,7 +161,7 @@ async function startNode (work: Workload, cfg: ThroughputConfig, profileDir?: st
   const port = await freePort()
   const nodeArgs = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir]
   const child = spawn(nodeBin, [...nodeArgs, bin, 'start', '--home', home, '--http-addr', `127.0.0.1:${port}`,
-    '--block-interval-ms', String(cfg.blockIntervalMs), '--log-level', 'warn'], {
+    '--block-interval-ms', String(cfg.blockIntervalMs), '--log-level', 'warn', '--http-workers', String(httpWorkers)], {
     env: { ...process.env, SVC_RATE_LIMIT_RPS: '0' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -195,8 +200,8 @@ async function stopNode (node: RunningNode): Promise<void> {
 
 interface NetSample { t: number, height: number, totalTxs: number, mempool: number }
 
-async function runOnce (work: Workload, cfg: ThroughputConfig, concurrency: number, durationMs: number, profileDir?: string): Promise<RunResult> {
-  const node = await startNode(work, cfg, profileDir)
+async function runOnce (work: Workload, cfg: ThroughputConfig, concurrency: number, httpWorkers: number, durationMs: number, profileDir?: string): Promise<RunResult> {
+  const node = await startNode(work, cfg, httpWorkers, profileDir)
   try {
     const pid = node.child.pid as number
     const pollAgent = new http.Agent({ keepAlive: true, maxSockets: 1 })
@@ -331,6 +336,7 @@ async function runOnce (work: Workload, cfg: ThroughputConfig, concurrency: numb
     const submitSeconds = (lastAck - t0) / 1000
     return {
       concurrency,
+      httpWorkers,
       profiled: profileDir !== undefined,
       submitted,
       accepted,
@@ -383,18 +389,20 @@ export async function runThroughputBench (config: Partial<ThroughputConfig> = {}
 
   const runs: RunResult[] = []
   for (const c of cfg.concurrencies) {
-    log(`throughput: C=${c}, ${cfg.durationMs / 1000} s...`)
-    const r = await runOnce(work, cfg, c, cfg.durationMs)
-    log(`throughput: C=${c}: ${Math.round(r.confirmedPerSec)} confirmed tx/s, p50 ${Math.round(r.confirmLatencyMs.p50)} ms, p99 ${Math.round(r.confirmLatencyMs.p99)} ms, ` +
-      `node ${r.nodeCores.toFixed(2)} cores (main ${r.nodeMainCores.toFixed(2)}, ${Math.round(r.nodeMainCpuUsPerTx)} µs/tx), client ${r.clientCores.toFixed(2)} cores, load ${r.loadavg[0].toFixed(1)}`)
-    runs.push(r)
+    for (const edges of cfg.httpWorkers) {
+      log(`throughput: C=${c}, --http-workers ${edges}, ${cfg.durationMs / 1000} s...`)
+      const r = await runOnce(work, cfg, c, edges, cfg.durationMs)
+      log(`throughput: C=${c}, --http-workers ${edges}: ${Math.round(r.confirmedPerSec)} confirmed tx/s, p50 ${Math.round(r.confirmLatencyMs.p50)} ms, p99 ${Math.round(r.confirmLatencyMs.p99)} ms, ` +
+        `node ${r.nodeCores.toFixed(2)} cores (main ${r.nodeMainCores.toFixed(2)}, ${Math.round(r.nodeMainCpuUsPerTx)} µs/tx), client ${r.clientCores.toFixed(2)} cores, load ${r.loadavg[0].toFixed(1)}`)
+      runs.push(r)
+    }
   }
 
   let profile: ThroughputResult['profile']
   if (cfg.profile !== null) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'kith-bench-prof-'))
     log(`throughput: profiled run (node --cpu-prof), C=${cfg.profile.concurrency}, ${cfg.profile.durationMs / 1000} s...`)
-    const run = await runOnce(work, cfg, cfg.profile.concurrency, cfg.profile.durationMs, dir)
+    const run = await runOnce(work, cfg, cfg.profile.concurrency, 0, cfg.profile.durationMs, dir)
     const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))
     if (files.length === 0) {
       log('throughput: the profiled node wrote no .cpuprofile (did it exit cleanly?)')
@@ -419,10 +427,10 @@ export function formatThroughput (r: ThroughputResult): string {
       `log level warn, no rate limit), C keep-alive HTTP clients on loopback, ${c.durationMs / 1000} s of submission per run, ` +
       `fresh chain per run. ${fmt(c.poolSize)} transactions pre-signed before the timed phase (${fmt(r.signPerSec)}/s).`,
     '',
-    '| C | submitted | accepted/s | **confirmed tx/s** (end to end) | steady commit tx/s | confirm p50 ms | confirm p99 ms | ack p50 / p99 ms | blocks (max txs) | peak mempool | node cores: all (main thread) | node CPU µs/tx: all (main) | client cores | load avg | rejected |',
-    '|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|'
+    '| C | edges | submitted | accepted/s | **confirmed tx/s** (end to end) | steady commit tx/s | confirm p50 ms | confirm p99 ms | ack p50 / p99 ms | blocks (max txs) | peak mempool | node cores: all (main thread) | node CPU µs/tx: all (main) | client cores | load avg | rejected |',
+    '|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|'
   ]
-  const row = (x: RunResult): string => `| ${x.concurrency}${x.profiled ? ' (profiled)' : ''} | ${fmt(x.submitted)} | ${fmt(x.acceptedPerSec)} | **${fmt(x.confirmedPerSec)}** | ${fmt(x.steadyPerSec)} | ` +
+  const row = (x: RunResult): string => `| ${x.concurrency}${x.profiled ? ' (profiled)' : ''} | ${x.httpWorkers} | ${fmt(x.submitted)} | ${fmt(x.acceptedPerSec)} | **${fmt(x.confirmedPerSec)}** | ${fmt(x.steadyPerSec)} | ` +
     `${fmt(x.confirmLatencyMs.p50)} | ${fmt(x.confirmLatencyMs.p99)} | ${fmt(x.ackLatencyMs.p50, 1)} / ${fmt(x.ackLatencyMs.p99, 1)} | ` +
     `${fmt(x.blocks)} (${fmt(x.maxTxsPerBlock)}) | ${fmt(x.peakMempool)} | ${x.nodeCores.toFixed(2)} (${x.nodeMainCores.toFixed(2)}) | ` +
     `${fmt(x.nodeCpuUsPerTx)} (${fmt(x.nodeMainCpuUsPerTx)}) | ${x.clientCores.toFixed(2)} | ${x.loadavg.map((l) => l.toFixed(1)).join('→')} | ` +
@@ -430,15 +438,16 @@ export function formatThroughput (r: ThroughputResult): string {
   for (const x of r.runs) lines.push(row(x))
   if (r.profile !== undefined) lines.push(row(r.profile.run))
   lines.push('',
+    '- edges = the node\'s --http-workers: HTTP edge threads in front of the core thread (0: the core thread serves HTTP itself);',
     '- confirmed tx/s = committed transactions / (first POST sent → block holding the last one seen committed);',
     '- steady = commit rate from 3 s after the start to the end of submission;',
     '- confirm latency = POST sent → its block seen committed by a 25 ms netstats poller (random sample of ' +
       `${fmt(c.latencySample)} per run); block-timestamp latency p50/p99: ` +
-      r.runs.map((x) => `C=${x.concurrency} ${fmt(x.blockTimeLatencyMs.p50)}/${fmt(x.blockTimeLatencyMs.p99)} ms`).join(', ') + ';',
+      r.runs.map((x) => `C=${x.concurrency}/${x.httpWorkers} ${fmt(x.blockTimeLatencyMs.p50)}/${fmt(x.blockTimeLatencyMs.p99)} ms`).join(', ') + ';',
     '- ack = POST answered (accepted into the persisted mempool); cores = CPU seconds / wall seconds over the run ' +
       '(node: /proc/<pid>/stat, all threads incl. lmdb\'s writer; main = the JavaScript thread, /proc/<pid>/task/<pid>/stat);',
     '- node CPU µs/tx = node CPU seconds / committed transactions. The main thread is serial, so 1e6 / (main µs/tx) is the ' +
-      'rate one dedicated core could sustain: ' + r.runs.map((x) => `C=${x.concurrency} ≈ ${fmt(1e6 / x.nodeMainCpuUsPerTx)} tx/s`).join(', ') + ';',
+      'rate one dedicated core could sustain: ' + r.runs.map((x) => `C=${x.concurrency}/${x.httpWorkers} ≈ ${fmt(1e6 / x.nodeMainCpuUsPerTx)} tx/s`).join(', ') + ';',
     '- load avg = 1-minute load average at the start → end of the run; above ~2.5 on this 2-core machine, other processes took CPU from the run.')
   for (const x of [...r.runs, ...(r.profile !== undefined ? [r.profile.run] : [])]) {
     if (x.unconfirmed > 0) lines.push('', `**C=${x.concurrency}: ${fmt(x.unconfirmed)} accepted transactions were not committed within ${DRAIN_TIMEOUT_MS / 1000} s of the end of submission.**`)
@@ -467,7 +476,7 @@ export function formatProfile (s: ProfileSummary): string {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const quick = process.argv.includes('--quick')
-  runThroughputBench(quick ? { concurrencies: [64], durationMs: 5000, poolSize: 40_000, profile: null } : {}).then((r) => {
+  runThroughputBench(quick ? { concurrencies: [64], durationMs: 5000, poolSize: 40_000, profile: null, httpWorkers: [0, 1] } : {}).then((r) => {
     console.log(formatThroughput(r))
   }, (err: unknown) => {
     console.error(err)

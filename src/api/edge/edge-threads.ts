@@ -62,10 +62,14 @@ export class EdgeThreads {
    */
   static async start (opts: EdgeThreadsOptions): Promise<EdgeThreads> {
     const threads = new EdgeThreads(opts)
-    threads.bound = await claimPort(opts.host, opts.port)
+    const claim = await claimPort(opts.host, opts.port)
+    threads.bound = claim.address
     try {
-      for (let index = 0; index < opts.count; index++) await threads.spawn(index)
+      await threads.spawn(0)
+      claim.release()
+      for (let index = 1; index < opts.count; index++) await threads.spawn(index)
     } catch (err) {
+      claim.release()
       await threads.stop()
       throw err
     }
@@ -150,14 +154,19 @@ function refusal (id: number, err: unknown): CallAnswer {
   return isKithError(err) ? { id, refused: { code: err.code, message: err.message, details: err.details } } : { id, failed: true }
 }
 
-/** Binds host:port alone for a moment: the port it got (port 0 picks one), or the error a listen would give. */
-async function claimPort (host: string | undefined, port: number): Promise<AddressInfo> {
+/**
+ * Claims host:port for the edges. A port the operator named is bound alone for a moment (no
+ * SO_REUSEPORT): taken by anyone else, that fails with EADDRINUSE. Port 0 is bound with
+ * SO_REUSEPORT and held until the first edge has joined it: released between the two, the
+ * port could be taken by any socket of the machine (an outgoing connection's included).
+ */
+async function claimPort (host: string | undefined, port: number): Promise<{ address: AddressInfo, release: () => void }> {
   const probe = createServer()
   await new Promise<void>((resolve, reject) => {
     probe.once('error', reject)
-    probe.listen({ host, port, exclusive: true }, () => resolve())
+    probe.listen(port === 0 ? { host, port, reusePort: true } : { host, port, exclusive: true }, () => resolve())
   })
   const address = probe.address() as AddressInfo
-  await new Promise<void>((resolve) => probe.close(() => resolve()))
-  return address
+  if (port !== 0) await new Promise<void>((resolve) => probe.close(() => resolve()))
+  return { address, release: () => { if (probe.listening) probe.close() } }
 }

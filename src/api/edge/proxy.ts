@@ -56,6 +56,8 @@ export function coreLink (corePort: number, secret: string, maxQueuedBytes: numb
   const headersFor = (req: IncomingMessage): IncomingHttpHeaders => {
     const headers: IncomingHttpHeaders = {}
     for (const [name, value] of Object.entries(req.headers)) if (forwardable(name)) headers[name] = value
+    // a body sent in chunks goes on in chunks: node frames a GET's or HEAD's body only when told to
+    if (req.headers['transfer-encoding'] !== undefined) headers['transfer-encoding'] = 'chunked'
     headers[EDGE_SECRET_HEADER] = secret
     headers[EDGE_CLIENT_IP_HEADER] = req.socket.remoteAddress ?? ''
     return headers
