@@ -112,8 +112,11 @@ export async function startKith (opts: {
   let lines = 0
   let stopping = false
   const t0 = performance.now()
+  // KITH_BENCH_HTTP_WORKERS=N runs the benchmark's nodes behind N HTTP edge threads (--http-workers)
+  const edges = process.env.KITH_BENCH_HTTP_WORKERS
+  const edgeArgs = edges !== undefined && edges !== '' && !(opts.args ?? []).includes('--http-workers') ? ['--http-workers', edges] : []
   const child = spawn(nodeBinary(), [...(opts.nodeArgs ?? []), path.join(REPO_ROOT, 'bin', 'kith'), 'start', '--home', opts.home,
-    '--http-addr', `127.0.0.1:${port}`, '--p2p-listen', opts.p2pListen ?? '/ip4/127.0.0.1/tcp/0', '--log-level', opts.logLevel ?? 'warn', ...(opts.args ?? [])], {
+    '--http-addr', `127.0.0.1:${port}`, '--p2p-listen', opts.p2pListen ?? '/ip4/127.0.0.1/tcp/0', '--log-level', opts.logLevel ?? 'warn', ...edgeArgs, ...(opts.args ?? [])], {
     env: kithEnv(opts.env),
     stdio: ['ignore', 'pipe', 'pipe']
   })

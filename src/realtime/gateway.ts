@@ -321,9 +321,18 @@ function closeSocket (ws: WebSocket, code: number, reason: string): void {
  * socket once the answer is written: the server keeps sockets half-open, and a client that never
  * closes its side would otherwise hold this one.
  */
+/** How long a refused upgrade's client gets to read the answer before its socket is cut. */
+const REFUSAL_LINGER_MS = 2000
+
 function refuseUpgrade (socket: Duplex, status: number, error: string, headers: Record<string, string> = {}): void {
   const body = JSON.stringify({ error })
   const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')
-  socket.once('finish', () => socket.destroy())
+  // Reads and drops what the client still sends (a request body) until it closes, for at most
+  // REFUSAL_LINGER_MS: closing with unread bytes sends a reset, which can overtake the answer.
+  socket.resume()
+  const cut = setTimeout(() => socket.destroy(), REFUSAL_LINGER_MS)
+  cut.unref()
+  socket.once('end', () => socket.destroy())
+  socket.once('close', () => clearTimeout(cut))
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`)
 }

@@ -181,6 +181,19 @@ describe('HTTP edge threads in front of the core', { timeout: 240_000 }, () => {
     }
   })
 
+  test('odd framing passes through as on one thread: a GET declaring a body it never sends, a chunked HEAD, an upgrade with a body', async () => {
+    const port = Number(new URL(node.url).port)
+    // answered at once, not when 512 MiB have come
+    const declared = await rawExchange(port, 'GET /api/netstats HTTP/1.1\r\nHost: x\r\nContent-Length: 536870912\r\n\r\n')
+    assert.match(declared, /^HTTP\/1\.1 200 /)
+    const chunkedHead = await rawExchange(port, 'HEAD /api/netstats HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n')
+    assert.match(chunkedHead, /^HTTP\/1\.1 200 /)
+    // the refusal reaches the client even though the core did not read the body
+    const h2c = await rawExchange(port, `POST /api/onboarding/claim HTTP/1.1\r\nHost: x\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nContent-Length: 20000\r\n\r\n${'x'.repeat(20_000)}`)
+    assert.match(h2c, /^HTTP\/1\.1 404 /)
+    assert.equal((await http(node.url, 'GET', '/api/netstats')).status, 200)
+  })
+
   test('the private listener refuses whoever lacks the secret, and a forged edge header changes nothing', async () => {
     const direct = await http(`http://127.0.0.1:${corePort}`, 'GET', '/api/netstats')
     assert.equal(direct.status, 403)

@@ -89,8 +89,11 @@ export function coreLink (corePort: number, secret: string, maxQueuedBytes: numb
         res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Retry-After': '1', Connection: 'close' })
         res.end(body)
       })
-      // a client that goes away takes its forwarded request with it
+      // a client that goes away takes its forwarded request with it, answered or not
       res.on('close', () => { if (!res.writableFinished) upstream.destroy() })
+      req.on('close', () => { if (!req.complete) upstream.destroy() })
+      // the head goes out now: a route answers without waiting for a body that may never come (a GET declaring one)
+      upstream.flushHeaders()
       req.pipe(upstream)
     },
 
@@ -98,7 +101,8 @@ export function coreLink (corePort: number, secret: string, maxQueuedBytes: numb
       socket.on('error', () => socket.destroy())
       const core = connect(corePort, '127.0.0.1')
       upgraded.add(core)
-      core.on('close', () => { upgraded.delete(core); socket.destroy() })
+      // a clean close has passed its last bytes on (relayStream ends the client's side); a failed one cuts the client too
+      core.on('close', (hadError) => { upgraded.delete(core); if (hadError) socket.destroy() })
       core.on('error', (err: NodeJS.ErrnoException) => { log.debug({ code: err.code }, 'upgrade to the core failed'); core.destroy() })
       socket.on('close', () => core.destroy())
       const lines = [`${req.method ?? 'GET'} ${req.url ?? '/'} HTTP/1.1`]

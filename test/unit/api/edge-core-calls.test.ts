@@ -1,0 +1,70 @@
+/**
+ * The core's side of the HTTP edge's calls (src/api/edge/core-calls.ts): the per-IP bucket first,
+ * then the route's own path, with the edge's signature verdict handed on; a call of a part this
+ * node does not run is refused, not served by accident.
+ */
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { coreCalls } from '../../../src/api/edge/core-calls.js'
+import { RateLimiter } from '../../../src/api/middleware.js'
+import { newAccount, transfer } from '../../../src/client/index.js'
+import { KithError } from '../../../src/errors/index.js'
+
+const alice = newAccount()
+
+describe('edge calls served by the core', () => {
+  test('a transaction goes to submitParsedTx with the edge\'s verdict', async () => {
+    const seen: Array<[string, boolean | undefined]> = []
+    const calls = coreCalls({
+      node: { submitParsedTx: async (tx, valid) => { seen.push([tx.id, valid]); return { id: tx.id, status: 'accepted' } } },
+      broadcaster: undefined,
+      feed: undefined,
+      addressLimiter: undefined
+    })
+    const tx = transfer(alice, alice.pub, 1)
+    assert.deepEqual(await calls.serve({ kind: 'submit-tx', tx, signatureValid: false }, '192.0.2.1'), { id: tx.id, status: 'accepted' })
+    assert.deepEqual(seen, [[tx.id, false]])
+    assert.deepEqual(calls.kinds, ['submit-tx'])
+  })
+
+  test('the per-IP bucket decides before anything is served, with Retry-After in the refusal', async () => {
+    let now = 0
+    let served = 0
+    const calls = coreCalls({
+      node: { submitParsedTx: async (tx) => { served++; return { id: tx.id, status: 'accepted' } } },
+      broadcaster: undefined,
+      feed: undefined,
+      addressLimiter: new RateLimiter(1, () => now)
+    })
+    const call = { kind: 'submit-tx' as const, tx: transfer(alice, alice.pub, 1), signatureValid: true }
+    // bursts of twice the rate
+    await calls.serve(call, '192.0.2.1')
+    await calls.serve(call, '192.0.2.1')
+    await assert.rejects(calls.serve(call, '192.0.2.1'), (err: unknown) => err instanceof KithError && err.code === 'RATE_LIMITED' && err.details?.retryAfterSeconds === 1)
+    assert.equal(served, 2)
+    // another address has its own bucket; time refills this one
+    await calls.serve(call, '192.0.2.2')
+    now += 1000
+    await calls.serve(call, '192.0.2.1')
+    assert.equal(served, 4)
+  })
+
+  test('a broadcast or publish on a node without a relay or a feed is refused', async () => {
+    const calls = coreCalls({ node: { submitParsedTx: async (tx) => ({ id: tx.id, status: 'accepted' }) }, broadcaster: undefined, feed: undefined, addressLimiter: undefined })
+    await assert.rejects(calls.serve({ kind: 'broadcast', envelope: {} as never }, '192.0.2.1'), (err: unknown) => err instanceof KithError && err.code === 'NOT_FOUND')
+    await assert.rejects(calls.serve({ kind: 'publish', decoded: {} as never }, '192.0.2.1'), (err: unknown) => err instanceof KithError && err.code === 'NOT_FOUND')
+  })
+
+  test('a broadcast reaches the broadcaster with the client\'s address', async () => {
+    const seen: string[] = []
+    const calls = coreCalls({
+      node: { submitParsedTx: async (tx) => ({ id: tx.id, status: 'accepted' }) },
+      broadcaster: async (_envelope, ip) => { seen.push(ip); return { id: 'x', status: 'broadcast' } },
+      feed: undefined,
+      addressLimiter: undefined
+    })
+    assert.deepEqual(calls.kinds, ['submit-tx', 'broadcast'])
+    assert.deepEqual(await calls.serve({ kind: 'broadcast', envelope: {} as never }, '2001:db8::1'), { id: 'x', status: 'broadcast' })
+    assert.deepEqual(seen, ['2001:db8::1'])
+  })
+})
