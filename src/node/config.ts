@@ -82,7 +82,7 @@ export const START_FLAGS: FlagDef[] = [
   { flag: '--state-sync-trust-hash <hash>', key: 'state_sync_trust_hash', kind: 'string', help: 'the block hash of the snapshot to trust, once the validator set has changed since genesis' },
   { flag: '--restore-guard <true|false>', key: 'restore_guard', kind: 'bool', help: 'a validator restored from a snapshot signs nothing until the chain has moved past its start (default true)' },
   { flag: '--max-cpu <n>', key: 'max_cpu', kind: 'number', help: 'CPU cap in cores (default unlimited)' },
-  { flag: '--http-workers <n>', key: 'http_workers', kind: 'int', help: 'threads that serve HTTP and WebSocket in front of the one that orders transactions; 0: that one thread serves them (default: see docs/operating.md)' },
+  { flag: '--http-workers <n>', key: 'http_workers', kind: 'int', help: 'threads that serve HTTP and WebSocket in front of the one that orders transactions; 0: that one thread serves them (default 0)' },
   { flag: '--max-ram-mb <n>', key: 'max_ram_mb', kind: 'int', help: 'memory cap in MiB (default unlimited)' },
   { flag: '--feed-disk-limit-mb <n>', key: 'feed_disk_limit_mb', kind: 'int', help: 'hard quota for new post bodies (default unlimited)' },
   { flag: '--chain-disk-limit-mb <n>', key: 'chain_disk_limit_mb', kind: 'int', help: 'advisory chain size limit; warns once a minute when exceeded' },

@@ -4,7 +4,7 @@
  * /api/tx, /relay/broadcast and /feed/publish have their bodies read, parsed, checked against
  * their schemas, and (a transaction's signature, a publish's base64, hash and signature) decoded
  * and verified on this thread; only the part that needs the node's order and state goes to the
- * core, as one call. Every other request goes on to the core's private listener as it streams
+ * core, as one call (a large publish is decoded on a thread of the edge's own). Every other request goes on to the core's private listener as it streams
  * in (proxy.ts).
  */
 import { createServer, type Server } from 'node:http'
@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net'
 import Koa, { type Context, type Next } from 'koa'
 import type { Logger } from 'pino'
 import { verifyTxSignature } from '../../chain/index.js'
-import { decodePublishBytes, decodedForTransfer, type PublishResponse } from '../../feed/index.js'
+import { PublishDecoder, decodedForTransfer, type PublishResponse } from '../../feed/index.js'
 import type { EnvSettings, SubmitResult } from '../../node/index.js'
 import { clientAddressKey } from '../../relay/index.js'
 import { answerClientError, answerFailed, errorMiddleware } from '../errors.js'
@@ -47,14 +47,19 @@ export interface EdgeApp {
   stop (): Promise<void>
 }
 
-/** The routes this edge answers, each with the call it makes of the core. */
-function edgeRoutes (opts: EdgeAppOptions): AnyRoute[] {
+/**
+ * The routes this edge answers, each with the call it makes of the core. A publish body over
+ * 64 KiB is decoded on a thread of the edge's own (`decoder`), not on the edge's event loop: the
+ * other requests of its connections, forwarded reads included, do not wait behind a photo's
+ * JSON.parse and base64 check.
+ */
+function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder): AnyRoute[] {
   const { call } = opts
   const all: Record<EdgeCallKind, () => AnyRoute> = {
     'submit-tx': () => submitTxRoute(async (tx, ctx) => await call({ kind: 'submit-tx', tx, signatureValid: verifyTxSignature(tx) }, ctx.ip) as SubmitResult),
     broadcast: () => broadcastRoute(async (envelope, ctx) => await call({ kind: 'broadcast', envelope }, ctx.ip) as BroadcastAnswer),
     publish: () => publishRoute(async (body, ctx) => {
-      const { decoded, transfer } = decodedForTransfer(decodePublishBytes(body))
+      const { decoded, transfer } = decodedForTransfer(await decoder.decode(body))
       return await call({ kind: 'publish', decoded }, ctx.ip, transfer) as PublishResponse
     })
   }
@@ -64,7 +69,9 @@ function edgeRoutes (opts: EdgeAppOptions): AnyRoute[] {
 export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   const log = opts.logger
   const access: AccessOptions = { token: opts.env.apiToken, private: opts.env.apiPrivate }
-  const routes = edgeRoutes(opts)
+  // one decode thread per edge, started only where the core takes publishes
+  const decoder = new PublishDecoder({ workers: opts.calls.includes('publish') ? 1 : 0, logger: log })
+  const routes = edgeRoutes(opts, decoder)
   const handlers = new Map(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, routeHandler(r, access)]))
 
   const app = new Koa({ proxy: false })
@@ -103,6 +110,7 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
     async stop () {
       link.close()
       await closeGracefully(server)
+      await decoder.stop()
     }
   }
 }
