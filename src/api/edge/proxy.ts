@@ -8,6 +8,7 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingM
 import { connect, type Socket } from 'node:net'
 import type { Duplex, Readable, Writable } from 'node:stream'
 import type { Logger } from 'pino'
+import { ERROR_CODE_HEADER } from '../errors.js'
 import { EDGE_CLIENT_IP_HEADER, EDGE_SECRET_HEADER } from './protocol.js'
 
 /** Headers of one hop (RFC 9110 § 7.6.1), which a proxy does not pass on, and the ones only the edge may set. */
@@ -80,13 +81,15 @@ export function coreLink (corePort: number, secret: string, maxQueuedBytes: numb
         }
         answer.on('error', () => res.destroy())
         // the core closing a connection mid-answer (its shutdown cut) leaves the client's incomplete too
-        answer.on('aborted', () => res.destroy())
+        answer.on('close', () => { if (!answer.complete) res.destroy() })
       })
       upstream.on('error', (err: NodeJS.ErrnoException) => {
         if (res.headersSent) { res.destroy(); return }
         log.warn({ code: err.code }, 'forwarding a request to the core failed')
         const body = JSON.stringify({ error: 'the node is not serving requests right now; retry shortly' })
-        res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Retry-After': '1', Connection: 'close' })
+        res.writeHead(503, {
+          'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), [ERROR_CODE_HEADER]: 'UNAVAILABLE', 'Retry-After': '1', Connection: 'close'
+        })
         res.end(body)
       })
       // a client that goes away takes its forwarded request with it, answered or not
@@ -109,8 +112,9 @@ export function coreLink (corePort: number, secret: string, maxQueuedBytes: numb
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const name = req.rawHeaders[i]
         const lower = name.toLowerCase()
-        // an upgrade keeps its Connection and Upgrade: the core's WebSocket handshake needs them
-        if (lower === 'connection' || lower === 'upgrade' || forwardable(lower)) lines.push(`${name}: ${req.rawHeaders[i + 1]}`)
+        // an upgrade keeps its Connection and Upgrade (the core's WebSocket handshake needs them), and
+        // its Transfer-Encoding: the bytes after the head go on as the client framed them
+        if (lower === 'connection' || lower === 'upgrade' || lower === 'transfer-encoding' || forwardable(lower)) lines.push(`${name}: ${req.rawHeaders[i + 1]}`)
       }
       lines.push(`${EDGE_SECRET_HEADER}: ${secret}`, `${EDGE_CLIENT_IP_HEADER}: ${req.socket.remoteAddress ?? ''}`)
       core.write(lines.join('\r\n') + '\r\n\r\n')
