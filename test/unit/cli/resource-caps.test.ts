@@ -5,15 +5,21 @@ import { needsRelaunch, resourceCaps } from '../../../src/cli/resource-caps.js'
 
 test('no caps: one verifier per core but one, Node and V8 defaults, no relaunch', () => {
   const caps = resourceCaps(undefined, undefined, 8)
-  assert.deepEqual(caps, { verifyWorkers: 7, imageWorkers: undefined, uvThreads: undefined, heapMb: undefined, viewPairs: undefined })
+  assert.deepEqual(caps, { httpWorkers: 0, verifyWorkers: 7, imageWorkers: undefined, uvThreads: undefined, heapMb: undefined, viewPairs: undefined })
   assert.equal(needsRelaunch(caps, {}), false)
 })
 
 test('--max-cpu bounds workers and the libuv pool, never above what the machine has', () => {
-  assert.deepEqual(resourceCaps(1, undefined, 8), { verifyWorkers: 1, imageWorkers: 1, uvThreads: 2, heapMb: undefined, viewPairs: undefined })
-  assert.deepEqual(resourceCaps(2.5, undefined, 8), { verifyWorkers: 2, imageWorkers: 2, uvThreads: 3, heapMb: undefined, viewPairs: undefined })
+  assert.deepEqual(resourceCaps(1, undefined, 8), { httpWorkers: 0, verifyWorkers: 1, imageWorkers: 1, uvThreads: 2, heapMb: undefined, viewPairs: undefined })
+  assert.deepEqual(resourceCaps(2.5, undefined, 8), { httpWorkers: 0, verifyWorkers: 2, imageWorkers: 2, uvThreads: 3, heapMb: undefined, viewPairs: undefined })
   assert.equal(resourceCaps(16, undefined, 2).verifyWorkers, 1)
   assert.equal(resourceCaps(0.5, undefined, 2).imageWorkers, 1)
+})
+
+test('--http-workers: none unless asked (docs/operating.md), as many as asked otherwise, whatever --max-cpu says', () => {
+  assert.equal(resourceCaps(undefined, undefined, 8).httpWorkers, 0)
+  assert.equal(resourceCaps(2, undefined, 8, 3).httpWorkers, 3)
+  assert.equal(resourceCaps(undefined, undefined, 2, 0).httpWorkers, 0)
 })
 
 test('--max-ram-mb gives V8 60% of it (at least 64 MiB); a relaunch applies it once', () => {
