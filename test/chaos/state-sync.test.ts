@@ -90,12 +90,24 @@ describe('state sync from peers', { timeout: 300_000 }, () => {
   })
 
   test('a new node fetches a snapshot from several peers while the chain commits, drops the one that lies, and follows the chain', async () => {
-    const node = await joiner('joiner', [addrs.validator, addrs.honest, addrs.liar])
-    const done = syncDone(node)
+    const liarId = await nodeId(liar)
+    // The joiner takes the newest snapshot offered, and the liar lies only about a snapshot it
+    // offers. The liar follows the validator a block or two behind, so at a snapshot height it
+    // may not have taken that snapshot yet when the joiner asks (a run on 2026-11-27 synced
+    // from the other two alone, the liar never asked). Such a run proves nothing about liars:
+    // it is run again on a new home, at most twice more; a liar that was asked must be dropped.
+    let name = 'joiner'
+    let node = await joiner(name, [addrs.validator, addrs.honest, addrs.liar])
+    let done = syncDone(node)
+    for (let attempt = 2; attempt <= 3 && done !== undefined && done.dropped.length === 0 && !done.served_by.includes(liarId); attempt++) {
+      await node.stop()
+      name = `joiner-${attempt}`
+      node = await joiner(name, [addrs.validator, addrs.honest, addrs.liar])
+      done = syncDone(node)
+    }
     assert.ok(done !== undefined, node.tail())
     assert.ok(done.height >= 20 && done.height % 10 === 0, `synced to snapshot height ${done.height}`)
     assert.ok(done.chunks >= 10, `${done.chunks} chunks`)
-    const liarId = await nodeId(liar)
     assert.deepEqual(done.dropped, [liarId], 'the liar is dropped')
     assert.ok(!done.served_by.includes(liarId), 'no chunk of the liar\'s is used')
     assert.equal(done.served_by.length, 2, `chunks came from the validator and the honest follower: ${done.served_by.join(', ')}`)
@@ -115,7 +127,7 @@ describe('state sync from peers', { timeout: 300_000 }, () => {
     assert.equal(hashes[0], hashes[1], `state hash at ${target}`)
     assert.equal((await node.client.address(alice.pub)).balance_ut, (await validator.client.address(alice.pub)).balance_ut)
     // it takes snapshots of its own from then on, at the same heights
-    await waitFor(() => readdirSync(join(dir, 'joiner', 'data', 'snapshots')).some((f) => f.endsWith('.snapshot')), 30_000, { message: 'the synced node took a snapshot' })
+    await waitFor(() => readdirSync(join(dir, name, 'data', 'snapshots')).some((f) => f.endsWith('.snapshot')), 30_000, { message: 'the synced node took a snapshot' })
     await node.stop()
   })
 
