@@ -198,6 +198,8 @@ export async function runRealtimeBench (overrides: Partial<RealtimeBenchConfig> 
     home,
     // debug: the gateway logs how long each large fan-out took from publish to the last socket ('fan-out done')
     logLevel: 'debug',
+    // a block every interval: this measures the fan-out of block events (empty blocks are off by default since 2026-11-26)
+    args: ['--empty-blocks', 'true'],
     onOutput: (text) => {
       const lines = (partial + text).split('\n')
       partial = lines.pop() ?? ''
