@@ -12,7 +12,8 @@
  * (bench/media.ts: one 12 MP JPEG through MediaScrubber beside vipsthumbnail) unless --no-media.
  *
  * Flags: --quick (one short run, no profile, no storage, short network phases), --no-profile,
- *        --no-storage, --duration-ms N, --concurrency 16,64,256, --json FILE (raw results);
+ *        --no-storage, --duration-ms N, --concurrency 16,64,256, --http-workers 0,1 (the node's
+ *        HTTP edge threads, each concurrency run with each), --json FILE (raw results);
  *        network: --no-network, --network-concurrency 64,256,512, --network-rate 500,1000,
  *        --network-duration-ms N, --network-profile (node 0 under --cpu-prof);
  *        relay: --no-relay; media: --no-media.
