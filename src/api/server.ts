@@ -19,7 +19,7 @@ import { EDGE_CLIENT_IP_HEADER, EDGE_SECRET_HEADER } from './edge/protocol.js'
 import { secretsEqual } from '../crypto/index.js'
 import { openApiDocument } from './openapi.js'
 import { requestId } from './request-id.js'
-import { closeGracefully, routeBodies, routeHandler, slowClientTimeouts } from './serving.js'
+import { closeGracefully, httpMetrics, routeBodies, routeHandler, slowClientTimeouts } from './serving.js'
 import { koaPath, route, type AnyRoute } from './route.js'
 import { chainRoutes } from './routes/chain.js'
 import { contractRoutes } from './routes/contracts.js'
@@ -87,7 +87,8 @@ export function createApi (opts: ApiOptions): ApiServer {
   if (opts.metrics !== undefined) routes.push(metricsRoute(opts.metrics))
   // one bucket per client IP for HTTP requests, SSE opens, WebSocket upgrades and WebSocket messages
   const addressLimiter = opts.env.rateLimitRps > 0 ? new RateLimiter(opts.env.rateLimitRps, Date.now, clientAddressKey) : undefined
-  const gateway = opts.realtime !== undefined ? realtimeGateway(opts, opts.realtime, access, addressLimiter, log) : undefined
+  const fromEdge = opts.edge !== undefined ? edgeCheck(opts.edge.secret) : undefined
+  const gateway = opts.realtime !== undefined ? realtimeGateway(opts, opts.realtime, access, addressLimiter, fromEdge, log) : undefined
   if (gateway !== undefined && opts.realtime !== undefined) routes.push(...realtimeRoutes(gateway, opts.realtime))
   if (!opts.env.disableSwagger) {
     let doc: object | undefined
@@ -95,7 +96,6 @@ export function createApi (opts: ApiOptions): ApiServer {
   }
   if (opts.explorer !== undefined && !opts.env.disableExplorer) routes.push(...explorerRoutes(opts.explorer))
 
-  const fromEdge = opts.edge !== undefined ? edgeCheck(opts.edge.secret) : undefined
   // behind the edge, Koa's ctx.ip is the address the edge forwarded (and only requests that carry the secret get here)
   const app = fromEdge !== undefined ? new Koa({ proxy: true, proxyIpHeader: EDGE_CLIENT_IP_HEADER, maxIpsCount: 1 }) : new Koa({ proxy: false })
   app.on('error', answerFailed(log))
@@ -171,7 +171,9 @@ function refuseStranger (res: ServerResponse): void {
 }
 
 /** The gateway over this node and mailbox: submit_tx takes the POST /api/tx path, failures the same error map. */
-function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: AccessOptions, addressLimiter: RateLimiter | undefined, log: Logger): RealtimeGateway {
+function realtimeGateway (
+  opts: ApiOptions, limits: RealtimeLimits, access: AccessOptions, addressLimiter: RateLimiter | undefined, fromEdge: ((req: IncomingMessage) => string | undefined) | undefined, log: Logger
+): RealtimeGateway {
   const { node } = opts
   const relay = opts.relay?.service
   return new RealtimeGateway({
@@ -192,28 +194,11 @@ function realtimeGateway (opts: ApiOptions, limits: RealtimeLimits, access: Acce
     addressLimiter,
     access: { private: access.private && access.token !== undefined, writesNeedToken: access.token !== undefined, tokenMatches: (given) => tokenMatches(given, access) },
     limits,
-    ...(opts.edge !== undefined ? { clientIp: edgeCheck(opts.edge.secret) } : {}),
+    ...(fromEdge !== undefined ? { clientIp: fromEdge } : {}),
     protocolVersion: PROTOCOL_VERSION,
     nodeVersion: NODE_VERSION,
     logger: opts.logger
   })
-}
-
-/**
- * Counts every answer by route template (`unmatched` for paths no route serves) and status. A
- * route's handler names its template; a request refused before it (a malformed body, a missing
- * token) is matched against the router afterwards.
- */
-function httpMetrics (metrics: NodeMetrics, templateOf: (method: string, path: string) => string | undefined): Koa.Middleware {
-  return async (ctx, next) => {
-    const started = performance.now()
-    try {
-      await next()
-    } finally {
-      const route = typeof ctx.state.route === 'string' ? ctx.state.route : templateOf(ctx.method, ctx.path) ?? 'unmatched'
-      metrics.observeHttp(ctx.method, route, ctx.status, (performance.now() - started) / 1000)
-    }
-  }
 }
 
 /** The OpenAPI template of the route the router would pick for (method, path). */

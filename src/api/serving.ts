@@ -3,7 +3,8 @@
  * (edge/): how a declared route is run, the bounds on slow clients, and the graceful close.
  */
 import type { Server, ServerOptions } from 'node:http'
-import type { Context } from 'koa'
+import type { Context, Middleware } from 'koa'
+import type { NodeMetrics } from '../metrics/index.js'
 import type { EnvSettings } from '../node/index.js'
 import { KithError } from '../errors/index.js'
 import { parseOrThrow } from '../validation/index.js'
@@ -84,4 +85,21 @@ export async function closeGracefully (server: Server): Promise<void> {
   await closed
   clearInterval(sweep)
   clearTimeout(cut)
+}
+
+/**
+ * Counts every answer by route template (`unmatched` for paths no route serves) and status. A
+ * route's handler names its template; a request refused before it (a malformed body, a missing
+ * token) is matched against the router afterwards.
+ */
+export function httpMetrics (metrics: Pick<NodeMetrics, 'observeHttp'>, templateOf: (method: string, path: string) => string | undefined): Middleware {
+  return async (ctx, next) => {
+    const started = performance.now()
+    try {
+      await next()
+    } finally {
+      const route = typeof ctx.state.route === 'string' ? ctx.state.route : templateOf(ctx.method, ctx.path) ?? 'unmatched'
+      metrics.observeHttp(ctx.method, route, ctx.status, (performance.now() - started) / 1000)
+    }
+  }
 }

@@ -206,8 +206,11 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     check()
     if (edgeSecret !== undefined) {
       const edges = await EdgeThreads.start({
-        count: edgeCount, host, port, corePort: address.port, secret: edgeSecret, env: app.env, maxQueuedBytes: app.realtime.maxQueuedBytes, logLevel: config.log_level, logger,
-        calls: api.edgeCalls.kinds,
+        count: edgeCount,
+        setup: {
+          host, port, corePort: address.port, secret: edgeSecret, env: app.env, maxQueuedBytes: app.realtime.maxQueuedBytes, logLevel: config.log_level, calls: api.edgeCalls.kinds
+        },
+        logger,
         serve: async (call, ip) => await api.edgeCalls.serve(call, ip),
         observe: (o) => metrics.observeHttp(o.method, o.route, o.status, o.seconds)
       })

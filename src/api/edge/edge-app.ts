@@ -9,7 +9,7 @@
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import Koa, { type Context, type Next } from 'koa'
+import Koa, { type Context } from 'koa'
 import type { Logger } from 'pino'
 import { verifyTxSignature } from '../../chain/index.js'
 import { PublishDecoder, decodedForTransfer, type PublishResponse } from '../../feed/index.js'
@@ -22,7 +22,7 @@ import type { AnyRoute } from '../route.js'
 import { publishRoute } from '../routes/feed.js'
 import { broadcastRoute, type BroadcastAnswer } from '../routes/relay.js'
 import { submitTxRoute } from '../routes/submit.js'
-import { closeGracefully, routeBodies, routeHandler, slowClientTimeouts } from '../serving.js'
+import { closeGracefully, httpMetrics, routeBodies, routeHandler, slowClientTimeouts } from '../serving.js'
 import { coreLink } from './proxy.js'
 import type { EdgeCall, EdgeCallKind, HttpObservation } from './protocol.js'
 
@@ -76,7 +76,8 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
 
   const app = new Koa({ proxy: false })
   app.on('error', answerFailed(log))
-  app.use(observeAnswers(opts.observe))
+  // counted in the core's HTTP metrics as the core counts its own answers; every route here has a fixed path
+  app.use(httpMetrics({ observeHttp: (method, route, status, seconds) => opts.observe({ method, route, status, seconds }) }, (_method, path) => path))
   app.use(requestId())
   app.use(errorMiddleware(log))
   if (access.private && access.token !== undefined) app.use(privateMode(access))
@@ -111,18 +112,6 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
       link.close()
       await closeGracefully(server)
       await decoder.stop()
-    }
-  }
-}
-
-/** Reports every answer given here to the core's HTTP metrics, by the route's template as the core's own middleware does. */
-function observeAnswers (observe: (o: HttpObservation) => void): Koa.Middleware {
-  return async (ctx: Context, next: Next) => {
-    const started = performance.now()
-    try {
-      await next()
-    } finally {
-      observe({ method: ctx.method, route: typeof ctx.state.route === 'string' ? ctx.state.route : ctx.path, status: ctx.status, seconds: (performance.now() - started) / 1000 })
     }
   }
 }

@@ -8,8 +8,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import { isKithError } from '../../errors/index.js'
-import type { EnvSettings } from '../../node/index.js'
-import type { CallAnswer, CallItem, CoreToEdge, EdgeCall, EdgeCallKind, EdgeSetup, EdgeToCore, HttpObservation } from './protocol.js'
+import type { CallAnswer, CallItem, CoreToEdge, EdgeCall, EdgeSetup, EdgeToCore, HttpObservation } from './protocol.js'
 
 const WORKER_URL = new URL('./edge-worker.js', import.meta.url)
 /** How long an edge gets to finish its requests on stop before it is terminated (its own grace is 3 s). */
@@ -19,20 +18,10 @@ const RESTART_DELAY_MS = 1000
 
 export interface EdgeThreadsOptions {
   count: number
-  /** the public listener */
-  host: string | undefined
-  port: number
-  /** the core API's private listener on 127.0.0.1 */
-  corePort: number
-  /** the secret the core API was created with (newEdgeSecret) */
-  secret: string
-  env: EnvSettings
-  maxQueuedBytes: number
-  logLevel: string
+  /** what every edge is started with, but its index (`port` 0 picks one for all) */
+  setup: Omit<EdgeSetup, 'index'>
   logger: Logger
-  /** the calls the core serves (ApiServer.edgeCalls) */
-  calls: EdgeCallKind[]
-  /** serves one call from an edge (ApiServer.serveEdgeCall) */
+  /** serves one call from an edge (ApiServer.edgeCalls.serve) */
   serve: (call: EdgeCall, ip: string) => Promise<unknown>
   observe: (observation: HttpObservation) => void
 }
@@ -62,7 +51,7 @@ export class EdgeThreads {
    */
   static async start (opts: EdgeThreadsOptions): Promise<EdgeThreads> {
     const threads = new EdgeThreads(opts)
-    const claim = await claimPort(opts.host, opts.port)
+    const claim = await claimPort(opts.setup.host, opts.setup.port)
     threads.bound = claim.address
     try {
       await threads.spawn(0)
@@ -98,9 +87,7 @@ export class EdgeThreads {
 
   private async spawn (index: number): Promise<void> {
     const { opts } = this
-    const setup: EdgeSetup = {
-      index, host: opts.host, port: this.bound.port, corePort: opts.corePort, secret: opts.secret, env: opts.env, maxQueuedBytes: opts.maxQueuedBytes, logLevel: opts.logLevel, calls: opts.calls
-    }
+    const setup: EdgeSetup = { ...opts.setup, index, port: this.bound.port }
     const worker = new Worker(WORKER_URL, { workerData: setup })
     const edge: Edge = { worker, answers: [], flushing: false }
     this.edges.add(edge)
