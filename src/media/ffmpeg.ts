@@ -66,11 +66,22 @@ export async function runFfmpeg (binary: string, args: string[], timeoutMs: numb
   })
 }
 
+/**
+ * Generous: the first run after `apt-get install` loads some 100 shared libraries from a cold
+ * page cache, and on a loaded machine that once took longer than 10 s (a CI run's sidecar failed
+ * to start). It is a start-up check, so waiting costs nothing when all is well.
+ */
+const VERSION_TIMEOUT_MS = 60_000
+
 /** `ffmpeg version 5.1.6-0+deb12u1 Copyright ...` → `5.1.6-0+deb12u1`. */
-export async function ffmpegVersion (binary: string): Promise<string> {
-  const run = await runFfmpeg(binary, ['-hide_banner', '-version'], 10_000)
+export async function ffmpegVersion (binary: string, timeoutMs = VERSION_TIMEOUT_MS): Promise<string> {
+  const run = await runFfmpeg(binary, ['-hide_banner', '-version'], timeoutMs)
+  if (run.timedOut) throw new Error(`${binary} -version did not answer within ${timeoutMs / 1000} s`)
   const match = /ffmpeg version (\S+)/.exec(run.stderr)
-  if (run.code !== 0 || match === null) throw new Error(`${binary} -version failed (code ${String(run.code)}): ${run.stderr.slice(0, 300)}`)
+  if (run.code !== 0 || match === null) {
+    const how = run.signal !== null ? `killed by ${run.signal}` : `code ${String(run.code)}`
+    throw new Error(`${binary} -version failed (${how}): ${run.stderr.slice(0, 300)}`)
+  }
   return match[1]
 }
 
