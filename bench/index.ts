@@ -18,6 +18,10 @@
  *        --network-duration-ms N, --network-profile (node 0 under --cpu-prof);
  *        relay: --no-relay; media: --no-media.
  *
+ * Then the chain reads benchmark (bench/chain-reads.ts: GET /api/tx/{id}, /api/address/{pubkey}
+ * and /api/blocks/{height} over committed transfers, with and without an HTTP edge thread, alone
+ * and beside clients submitting transfers) unless --no-chain-reads.
+ *
  * Then the feed benchmark (bench/feed.ts: listing latency over 10,000 and 1,000,000 posts beside a
  * bare Koa floor, and the event loop while photos are published and scrubbed) unless --no-feed;
  * --quick runs it at 10,000 posts with short phases, --no-profile skips its profiled run.
@@ -50,6 +54,7 @@ import { machineInfo } from './lib/proc.js'
 import { DEFAULT_NETWORK_CONFIG, QUICK_NETWORK_CONFIG, formatNetwork, runNetworkBench, type NetworkBenchConfig, type NetworkBenchResult } from './network.js'
 import { QUICK_MEDIA_CONFIG, formatMediaBench, runMediaBench, type MediaBenchResult } from './media.js'
 import { QUICK_FEED_CONFIG, formatFeedBench, runFeedBench, type FeedBenchConfig, type FeedBenchResult } from './feed.js'
+import { QUICK_CHAIN_READS_CONFIG, formatChainReads, runChainReadsBench, type ChainReadsResult } from './chain-reads.js'
 import { QUICK_RELAY_CONFIG, formatRelayBench, runRelayBench, type RelayBenchResult } from './relay.js'
 import { QUICK_REALTIME_CONFIG, formatRealtimeBench, runRealtimeBench, type RealtimeBenchResult } from './realtime.js'
 import { formatThroughput, runThroughputBench, type ThroughputConfig } from './throughput.js'
@@ -165,6 +170,12 @@ async function main (): Promise<void> {
     out.push('## Relay mailbox', '', formatRelayBench(relay), '')
   }
 
+  let chainReads: ChainReadsResult | undefined
+  if (!process.argv.includes('--no-chain-reads')) {
+    chainReads = await runChainReadsBench(quick ? QUICK_CHAIN_READS_CONFIG : {}, log)
+    out.push('## Committed chain reads', '', formatChainReads(chainReads), '')
+  }
+
   let media: MediaBenchResult | undefined
   if (!process.argv.includes('--no-media')) {
     media = await runMediaBench(quick ? QUICK_MEDIA_CONFIG : {}, log)
@@ -229,7 +240,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, media, feed, realtime, contracts, registry, pruning, stateHash, snapshot, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, chainReads, media, feed, realtime, contracts, registry, pruning, stateHash, snapshot, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

@@ -49,8 +49,11 @@ export interface ThroughputConfig {
   poolSize: number
   /** confirmed transactions looked up for latency, per run */
   latencySample: number
-  /** profiled run; null to skip */
-  profile: { concurrency: number, durationMs: number } | null
+  /**
+   * profiled run; null to skip. With `httpWorkers` ≥ 1 the core thread's profile holds only the
+   * ordered work (admission, blocks, commit), which is what bounds a node with edges.
+   */
+  profile: { concurrency: number, durationMs: number, httpWorkers?: number } | null
   /** `--http-workers` of the node; every concurrency runs once with each (0: HTTP on the core thread) */
   httpWorkers: number[]
 }
@@ -62,7 +65,7 @@ export const DEFAULT_THROUGHPUT_CONFIG: ThroughputConfig = {
   blockIntervalMs: 250,
   poolSize: 120_000,
   latencySample: 2_000,
-  profile: { concurrency: 64, durationMs: 10_000 },
+  profile: { concurrency: 256, durationMs: 10_000, httpWorkers: 1 },
   httpWorkers: [0, 1]
 }
 
@@ -373,9 +376,10 @@ async function runOnce (work: Workload, cfg: ThroughputConfig, concurrency: numb
 
 /** Functions whose inclusive time the profile summary reports. */
 export const PROFILE_INCLUSIVE = [
-  'readJsonBody', 'submitTx', 'parseOrThrow', 'checkSubmission', 'verifyTxSignature', 'verify', 'add', 'tryApplyTx',
-  'putPending', 'buildBlock', 'selectBlockTxs', 'nextStateRoot', 'txRoot', 'commitBlock', 'rebase', 'mapErrors',
-  'lookupTx', 'parserOnHeadersComplete', 'parserOnIncoming', 'emit'
+  'readJsonBody', 'submitTx', 'submitParsedTx', 'parseOrThrow', 'checkSubmission', 'verifyTxSignature', 'verify', 'add', 'tryApplyTx',
+  'putPending', 'build', 'check', 'selectBlockTxs', 'executeBlock', 'stateHashAfter', 'nextStateRoot', 'txRoot', 'commitBlock',
+  'forgetDecided', 'putConsensusRecord', 'rebase', 'mapErrors', 'pack', 'unpack', 'encodeBlock', 'decodeBlock',
+  'lookupTx', 'parserOnHeadersComplete', 'parserOnIncoming', 'emit', 'dispatch'
 ]
 
 export async function runThroughputBench (config: Partial<ThroughputConfig> = {}, log: (line: string) => void = (l) => console.error(l)): Promise<ThroughputResult> {
@@ -402,12 +406,14 @@ export async function runThroughputBench (config: Partial<ThroughputConfig> = {}
   if (cfg.profile !== null) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'kith-bench-prof-'))
     log(`throughput: profiled run (node --cpu-prof), C=${cfg.profile.concurrency}, ${cfg.profile.durationMs / 1000} s...`)
-    const run = await runOnce(work, cfg, cfg.profile.concurrency, 0, cfg.profile.durationMs, dir)
-    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))
-    if (files.length === 0) {
-      log('throughput: the profiled node wrote no .cpuprofile (did it exit cleanly?)')
+    const run = await runOnce(work, cfg, cfg.profile.concurrency, cfg.profile.httpWorkers ?? 0, cfg.profile.durationMs, dir)
+    // CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile: thread 0 is the core thread; the
+    // edges and the pools write their own
+    const name = readdirSync(dir).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f))
+    if (name === undefined) {
+      log('throughput: the profiled node wrote no .cpuprofile for its core thread (did it exit cleanly?)')
     } else {
-      const file = path.join(dir, files[0])
+      const file = path.join(dir, name)
       profile = { run, summary: summariseProfile(file, { top: 30, inclusive: PROFILE_INCLUSIVE }), file }
     }
   }

@@ -83,7 +83,8 @@ export function errorMiddleware (log: Logger) {
   return async function mapErrors (ctx: Context, next: Next): Promise<void> {
     try {
       await next()
-      if (ctx.body === undefined || ctx.body === null) {
+      // ctx.respond false: someone else writes this response (an edge handing a read on to the core)
+      if (ctx.respond !== false && (ctx.body === undefined || ctx.body === null)) {
         if (ctx.status === 404) throw new KithError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`)
         if (ctx.status === 405 || ctx.status === 501) {
           const status = ctx.status

@@ -92,14 +92,19 @@ export async function closeGracefully (server: Server): Promise<void> {
  * route's handler names its template; a request refused before it (a malformed body, a missing
  * token) is matched against the router afterwards.
  */
-export function httpMetrics (metrics: Pick<NodeMetrics, 'observeHttp'>, templateOf: (method: string, path: string) => string | undefined): Middleware {
+export function httpMetrics (
+  metrics: Pick<NodeMetrics, 'observeHttp'>, templateOf: (method: string, path: string) => string | undefined, counted: (ctx: Context) => boolean = () => true
+): Middleware {
   return async (ctx, next) => {
     const started = performance.now()
     try {
       await next()
     } finally {
-      const route = typeof ctx.state.route === 'string' ? ctx.state.route : templateOf(ctx.method, ctx.path) ?? 'unmatched'
-      metrics.observeHttp(ctx.method, route, ctx.status, (performance.now() - started) / 1000)
+      if (counted(ctx)) observe(ctx, started)
     }
+  }
+  function observe (ctx: Context, started: number): void {
+    const route = typeof ctx.state.route === 'string' ? ctx.state.route : templateOf(ctx.method, ctx.path) ?? 'unmatched'
+    metrics.observeHttp(ctx.method, route, ctx.status, (performance.now() - started) / 1000)
   }
 }

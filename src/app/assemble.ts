@@ -208,7 +208,8 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       const edges = await EdgeThreads.start({
         count: edgeCount,
         setup: {
-          host, port, corePort: address.port, secret: edgeSecret, env: app.env, maxQueuedBytes: app.realtime.maxQueuedBytes, logLevel: config.log_level, calls: api.edgeCalls.kinds
+          host, port, corePort: address.port, secret: edgeSecret, env: app.env, maxQueuedBytes: app.realtime.maxQueuedBytes, logLevel: config.log_level, calls: api.edgeCalls.kinds,
+          chainDir: home.dataDir
         },
         logger,
         serve: async (call, ip) => await api.edgeCalls.serve(call, ip),

@@ -6,6 +6,7 @@
 export * from './config.js'
 export * from './home.js'
 export * from './node.js'
+export { committedReads, type CommittedChain, type CommittedReads, type TxLookup } from './committed.js'
 export { PRUNE_HEIGHTS_PER_BATCH } from './pruning.js'
 export { crashIfAt, denyListFromEnv } from './faults.js'
 export { allocatedBytes, watchChainDisk } from './disk-limit.js'

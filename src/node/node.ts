@@ -9,8 +9,8 @@
 import { EventEmitter } from 'node:events'
 import type { Logger } from 'pino'
 import {
-  StateKeys, genesisHash, genesisState, validatorSetAt, Contracts,
-  type BlockContext, type CallRecord, type Genesis, type StateReader, type Transaction, type ValidatorSetState
+  StateKeys, genesisHash, genesisState, validatorSetAt,
+  type BlockContext, type Genesis, type StateReader, type Transaction, type ValidatorSetState
 } from '../chain/index.js'
 import {
   DEFAULT_TIMEOUTS, TendermintEngine, proposerFor, type ConsensusInput, type ConsensusRecord, type TimeoutConfig, type Validator
@@ -19,8 +19,9 @@ import { genesisContracts, startContractEngine, type ContractEngine, type Deploy
 import { sign, toBase64, toHex, type KeyPair, type VerifyPool } from '../crypto/index.js'
 import { Mempool, type MempoolOptions } from '../mempool/index.js'
 import type { RelayService } from '../relay/index.js'
-import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock, type StoredTx } from '../storage/index.js'
+import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock } from '../storage/index.js'
 import { Blocks } from './blocks.js'
+import { committedReads, numberAt, type CommittedReads, type TxLookup } from './committed.js'
 import { CommitCertificates } from './certificates.js'
 import { systemClock, type Clock } from './clock.js'
 import { Commits, type NodeEvents } from './commits.js'
@@ -62,14 +63,6 @@ export interface NodeOptions {
   lagGate?: LagGate
   /** runs contracts; open() starts the worker-thread VM (src/contracts) when absent */
   contracts?: ContractEngine
-}
-
-export interface TxLookup {
-  tx: Transaction
-  /** absent while the transaction waits in the mempool */
-  block?: { height: number, hash: string, time: number, index: number }
-  /** what a confirmed CALL_CONTRACT did */
-  call?: CallRecord
 }
 
 /** What the p2p host calls with what arrives from peers. */
@@ -121,6 +114,7 @@ export class KithNode implements ChainView {
   private readonly clock: Clock
   private readonly log: Logger
   private readonly store: ChainStore
+  private readonly committed: CommittedReads
   private readonly mempool: Mempool
   private readonly engine: TendermintEngine
   private readonly submission: Submission
@@ -146,6 +140,7 @@ export class KithNode implements ChainView {
     this.genesisHash = genesisHash(opts.genesis)
     this.validatorPub = toHex(opts.validatorKey.publicKey)
     this.store = store
+    this.committed = committedReads(store)
     this.clock = opts.clock ?? systemClock
     this.emptyBlocks = opts.emptyBlocks ?? true
     this.log = opts.logger.child({ module: 'node' })
@@ -311,11 +306,11 @@ export class KithNode implements ChainView {
   }
 
   head (): ChainHead {
-    return this.store.head()
+    return this.committed.head()
   }
 
   balance (pubkey: string): number {
-    return numberAt(this.store.get(StateKeys.balance(pubkey)))
+    return this.committed.balance(pubkey)
   }
 
   supply (): number {
@@ -359,40 +354,32 @@ export class KithNode implements ChainView {
     return this.outbound.peers()
   }
 
+  /** A transaction confirmed or, failing that, waiting in the mempool. */
   lookupTx (id: string): TxLookup | undefined {
-    const stored: StoredTx | undefined = this.store.getTx(id)
-    if (stored !== undefined) {
-      const summary = this.store.getBlockSummary(stored.height) as BlockSummary
-      const call = stored.tx.type === 'CALL_CONTRACT' ? Contracts.call(this.store, id) : undefined
-      return { tx: stored.tx, block: { height: stored.height, hash: summary.hash, time: summary.time, index: stored.index }, ...(call !== undefined ? { call } : {}) }
-    }
+    const committed = this.committed.lookupTx(id)
+    if (committed !== undefined) return committed
     const pending = this.mempool.get(id)
     return pending === undefined ? undefined : { tx: pending }
   }
 
-  /** Confirmed transactions touching `pubkey`, newest first. */
   addressHistory (pubkey: string, limit: number): { items: TxLookup[], count: number } {
-    const { ids, count } = this.store.addressHistory(pubkey, limit)
-    const items = ids.map((id) => this.lookupTx(id)).filter((item): item is TxLookup => item !== undefined)
-    return { items, count }
+    return this.committed.addressHistory(pubkey, limit)
   }
 
   blockSummary (height: number): BlockSummary | undefined {
-    return this.store.getBlockSummary(height)
+    return this.committed.blockSummary(height)
   }
 
-  /** undefined beyond the head and, on a pruned node, below `earliestBlockBody()` */
   storedBlock (height: number): StoredBlock | undefined {
-    return this.store.getBlock(height)
+    return this.committed.storedBlock(height)
   }
 
   stateHash (): string {
     return this.store.stateHash().digest()
   }
 
-  /** The lowest height whose transactions this node holds (1 unless it prunes). */
   earliestBlockBody (): number {
-    return this.store.earliestBody()
+    return this.committed.earliestBlockBody()
   }
 
   // ---- consensus heights ----
@@ -437,6 +424,3 @@ export class KithNode implements ChainView {
   }
 }
 
-function numberAt (value: unknown): number {
-  return typeof value === 'number' ? value : 0
-}

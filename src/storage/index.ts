@@ -7,30 +7,16 @@
  */
 import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
-import { StateHash, stateLanesCache, type Block, type BlockHeader, type Commit, type StateReader, type StateValue, type Transaction, type WriteSet } from '../chain/index.js'
+import { StateHash, stateLanesCache, type Block, type BlockHeader, type Commit, type StateValue, type Transaction, type WriteSet } from '../chain/index.js'
 import type { ConsensusRecord, Proposal } from '../consensus/index.js'
 import { CHAIN_DBS } from './names.js'
-import type { ChainHead, StoredBlock, StoredHeader } from './types.js'
+import { ChainReader } from './reader.js'
+import type { ChainHead } from './types.js'
 
-export type { ChainHead, StoredBlock, StoredHeader } from './types.js'
+export type { BlockSummary, ChainHead, StoredBlock, StoredHeader, StoredTx } from './types.js'
+export { ChainReader } from './reader.js'
 
 export { StoreSnapshotReader } from './snapshot-reader.js'
-
-export interface BlockSummary {
-  height: number
-  hash: string
-  time: number
-  proposer: string
-  tx_count: number
-  /** the state hash after this block (StateHash.digest); absent in blocks stored before it was kept */
-  state_hash?: string
-}
-
-export interface StoredTx {
-  tx: Transaction
-  height: number
-  index: number
-}
 
 export interface PendingRecord {
   seq: number
@@ -72,14 +58,11 @@ export interface StoreOptions {
   sync?: boolean
 }
 
-type AddressKey = [string, number]
 type ProposalKey = [number, number, string]
 /** The consensus record as stored: proposals by reference, their blocks stored once each. */
 type StoredRecord = Omit<ConsensusRecord, 'proposals'> & { proposals: ProposalKey[] }
-type TxPosition = [number, number]
 
-export class ChainStore implements StateReader {
-  private readonly root: RootDatabase
+export class ChainStore extends ChainReader {
   /**
    * The consensus record lives in its own environment, written synchronously: each record is
    * on disk (fsync) before the vote or proposal it holds leaves the node, and an asynchronous
@@ -88,17 +71,6 @@ export class ChainStore implements StateReader {
    * keep it from waiting behind the chain's group commits of mempool writes.
    */
   private readonly consensusRoot: RootDatabase
-  private readonly meta: Database<unknown, string>
-  private readonly stateDb: Database<StateValue, string>
-  /** blocks without their transactions, which live in `txs` under sequential keys */
-  private readonly blocks: Database<StoredHeader, number>
-  private readonly summaries: Database<BlockSummary, number>
-  /** [height, index] -> transaction: appends in key order, so block writes touch few pages */
-  private readonly txs: Database<Transaction, TxPosition>
-  /** id -> [height, index] */
-  private readonly txIds: Database<TxPosition, string>
-  private readonly addrIndex: Database<string, AddressKey>
-  private readonly addrCount: Database<number, string>
   private readonly mempool: Database<PendingRecord, string>
   private readonly consensus: Database<StoredRecord, string>
   private readonly proposals: Database<Proposal, ProposalKey>
@@ -110,15 +82,7 @@ export class ChainStore implements StateReader {
   private cachedPrunedBelow: number | undefined
 
   private constructor (path: string, opts: StoreOptions) {
-    this.root = open({ path, compression: false, noSync: opts.sync === false, mapSize: 2 ** 34 })
-    this.meta = this.root.openDB({ name: CHAIN_DBS.meta })
-    this.stateDb = this.root.openDB({ name: CHAIN_DBS.state })
-    this.blocks = this.root.openDB({ name: CHAIN_DBS.blocks })
-    this.summaries = this.root.openDB({ name: CHAIN_DBS.summaries })
-    this.txs = this.root.openDB({ name: CHAIN_DBS.txs })
-    this.txIds = this.root.openDB({ name: CHAIN_DBS.txIds })
-    this.addrIndex = this.root.openDB({ name: CHAIN_DBS.addr })
-    this.addrCount = this.root.openDB({ name: CHAIN_DBS.addrCount })
+    super(open({ path, compression: false, noSync: opts.sync === false, mapSize: 2 ** 34 }))
     this.mempool = this.root.openDB({ name: CHAIN_DBS.mempool })
     this.consensusRoot = open({ path: join(path, 'consensus'), compression: false, noSync: opts.sync === false, overlappingSync: false, mapSize: 2 ** 32 })
     this.consensus = this.consensusRoot.openDB({ name: 'consensus' })
@@ -177,16 +141,6 @@ export class ChainStore implements StateReader {
     await this.root.flushed
   }
 
-  get (key: string): StateValue | undefined {
-    return this.stateDb.get(key)
-  }
-
-  /** Committed state entries whose keys start with `prefix`, in key order. */
-  * scanState (prefix: string): Generator<[string, StateValue]> {
-    // keys are strings of ASCII: every key with the prefix sorts below prefix + '\xff'
-    for (const { key, value } of this.stateDb.getRange({ start: prefix, end: `${prefix}\xff` })) yield [key, value]
-  }
-
   /** The state hash once `writes` are applied to the committed state (a block being built or checked). */
   stateHashAfter (writes: WriteSet): StateHash {
     return this.stateHash().afterWrites(this, writes, this.lanesCache)
@@ -205,20 +159,17 @@ export class ChainStore implements StateReader {
   }
 
   /** The last committed block; cached, since every submission and read asks for it. */
-  head (): ChainHead {
-    if (this.cachedHead !== undefined) return this.cachedHead
-    const head = this.meta.get('head') as ChainHead | undefined
-    if (head === undefined) throw new Error('store is not initialised')
-    this.cachedHead = head
-    return head
+  override head (): ChainHead {
+    this.cachedHead ??= super.head()
+    return this.cachedHead
   }
 
   /**
    * The lowest height whose transactions this store holds: 1 unless pruned. Below it only the
    * headers, the commit certificates and the summaries remain (`prune`).
    */
-  earliestBody (): number {
-    this.cachedPrunedBelow ??= (this.meta.get('pruned_below') as number | undefined) ?? 1
+  override earliestBody (): number {
+    this.cachedPrunedBelow ??= super.earliestBody()
     return this.cachedPrunedBelow
   }
 
@@ -233,21 +184,6 @@ export class ChainStore implements StateReader {
   /** The validator on this restored store has signed at a height its old store cannot have reached. */
   async signedSinceRestore (): Promise<void> {
     await this.meta.remove('restored_at')
-  }
-
-  /** A whole block with its transactions; undefined beyond the head and below `earliestBody()`. */
-  getBlock (height: number): StoredBlock | undefined {
-    if (height < this.earliestBody()) return undefined
-    const stored = this.blocks.get(height)
-    if (stored === undefined) return undefined
-    const txs: Transaction[] = []
-    for (const { value } of this.txs.getRange({ start: [height, 0], end: [height + 1, 0] })) txs.push(value)
-    return { ...stored, block: { ...stored.block, txs } }
-  }
-
-  /** A block's header and certificates, kept for every height even when its transactions are pruned. */
-  getHeader (height: number): StoredHeader | undefined {
-    return this.blocks.get(height)
   }
 
   /**
@@ -292,28 +228,6 @@ export class ChainStore implements StateReader {
   /** The certificate that committed block `height`, without reading its transactions. */
   getCommit (height: number): Commit | null | undefined {
     return this.blocks.get(height)?.commit
-  }
-
-  /** Hash, time and size of a block without decoding its transactions. */
-  getBlockSummary (height: number): BlockSummary | undefined {
-    return this.summaries.get(height)
-  }
-
-  getTx (id: string): StoredTx | undefined {
-    const position = this.txIds.get(id)
-    if (position === undefined) return undefined
-    const tx = this.txs.get(position)
-    return tx === undefined ? undefined : { tx, height: position[0], index: position[1] }
-  }
-
-  /** Newest first. */
-  addressHistory (pubkey: string, limit: number): { ids: string[], count: number } {
-    const count = this.addrCount.get(pubkey) ?? 0
-    const ids: string[] = []
-    for (const { value } of this.addrIndex.getRange({ start: [pubkey, count], end: [pubkey, -1], reverse: true, limit })) {
-      ids.push(value)
-    }
-    return { ids, count }
   }
 
   /**
@@ -449,7 +363,7 @@ export class ChainStore implements StateReader {
     await this.root.flushed
   }
 
-  async close (): Promise<void> {
+  override async close (): Promise<void> {
     await Promise.all([this.root.flushed, this.consensusRoot.flushed])
     await Promise.all([this.root.close(), this.consensusRoot.close()])
   }

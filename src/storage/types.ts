@@ -1,5 +1,5 @@
 /** Records of the chain store that its readers share (the store and the snapshot reader). */
-import type { Block, Commit } from '../chain/index.js'
+import type { Block, Commit, Transaction } from '../chain/index.js'
 
 export interface ChainHead {
   height: number
@@ -18,3 +18,19 @@ export interface StoredBlock {
 
 /** What the store keeps of every block, pruned or not: all but its transactions. */
 export type StoredHeader = Omit<StoredBlock, 'block'> & { block: Omit<Block, 'txs'> }
+
+export interface BlockSummary {
+  height: number
+  hash: string
+  time: number
+  proposer: string
+  tx_count: number
+  /** the state hash after this block (StateHash.digest); absent in blocks stored before it was kept */
+  state_hash?: string
+}
+
+export interface StoredTx {
+  tx: Transaction
+  height: number
+  index: number
+}

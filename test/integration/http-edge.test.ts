@@ -1,6 +1,7 @@
 /**
  * The HTTP edge (`--http-workers N`, src/api/edge): edge threads hold the public listener and
- * answer POST /api/tx, /relay/broadcast and /feed/publish themselves; everything else goes
+ * answer POST /api/tx, /relay/broadcast, /feed/publish and the committed reads (GET /api/tx/{id},
+ * /api/address/{pubkey}, /api/blocks/{height}) themselves; everything else goes
  * through them to the core's private listener. Asserted through the public interface: submissions answered and committed as on one
  * thread, with the same refusals in the same order; other routes, WebSockets and event streams
  * forwarded; the client's own address (not the edge's) drawn on by the per-IP bucket, whatever
@@ -65,6 +66,26 @@ describe('HTTP edge threads in front of the core', { timeout: 240_000 }, () => {
     await committed(node, tx.id)
     const again = await http(node.url, 'POST', '/api/tx', { body: tx })
     assert.deepEqual([again.status, again.json], [200, { id: tx.id, status: 'accepted' }])
+  })
+
+  test('committed reads answered at the edge agree with the chain; an id no block holds is the core\'s 404', async () => {
+    const tx = transfer(alice, bob.pub, 7_000)
+    assert.equal((await http(node.url, 'POST', '/api/tx', { body: tx })).status, 200)
+    await committed(node, tx.id)
+    const detail = (await http(node.url, 'GET', `/api/tx/${tx.id}`)).json as { block_index: number, amount_ut: number }
+    assert.equal(detail.amount_ut, 7_000)
+    const block = await http(node.url, 'GET', `/api/blocks/${detail.block_index}`)
+    assert.equal(block.status, 200)
+    assert.ok((block.json as { tx_ids: string[] }).tx_ids.includes(tx.id))
+    const history = (await http(node.url, 'GET', `/api/address/${bob.pub}?limit=50`)).json as { transactions: Array<{ id: string }>, balance_ut: number }
+    assert.ok(history.transactions.some((t) => t.id === tx.id))
+    assert.ok(history.balance_ut >= 7_000)
+    const head = await http(node.url, 'HEAD', '/api/blocks/latest')
+    assert.deepEqual([head.status, head.text], [200, ''])
+    // not in any block: handed on to the core, which knows the mempool, and answers as on one thread
+    const unknown = await http(node.url, 'GET', `/api/tx/${'ab'.repeat(16)}`)
+    assert.equal(unknown.status, 404)
+    assert.match(errorMessage(unknown), /unknown transaction/)
   })
 
   test('refusals are those of the one-thread node, in the same order', async () => {

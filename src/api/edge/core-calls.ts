@@ -25,7 +25,7 @@ export interface CoreCalls {
 }
 
 export function coreCalls ({ node, broadcaster, feed, addressLimiter }: CoreCallDeps): CoreCalls {
-  const kinds: EdgeCallKind[] = ['submit-tx']
+  const kinds: EdgeCallKind[] = ['submit-tx', 'admit']
   if (broadcaster !== undefined) kinds.push('broadcast')
   if (feed !== undefined) kinds.push('publish')
   const dispatch = async (call: EdgeCall, ip: string): Promise<unknown> => {
@@ -33,6 +33,7 @@ export function coreCalls ({ node, broadcaster, feed, addressLimiter }: CoreCall
       case 'submit-tx': return await node.submitParsedTx(call.tx, call.signatureValid)
       case 'broadcast': if (broadcaster !== undefined) return await broadcaster(call.envelope, ip); break
       case 'publish': if (feed !== undefined) return await feed.publishDecoded(decodedFromTransfer(call.decoded), clientAddressKey(ip)); break
+      case 'admit': return null
     }
     throw new KithError('NOT_FOUND', `this node does not serve ${call.kind}`)
   }

@@ -4,26 +4,31 @@
  * /api/tx, /relay/broadcast and /feed/publish have their bodies read, parsed, checked against
  * their schemas, and (a transaction's signature, a publish's base64, hash and signature) decoded
  * and verified on this thread; only the part that needs the node's order and state goes to the
- * core, as one call (a large publish is decoded on a thread of the edge's own). Every other request goes on to the core's private listener as it streams
- * in (proxy.ts).
+ * core, as one call (a large publish is decoded on a thread of the edge's own). The committed
+ * reads (GET /api/tx/{id}, /api/address/{pubkey}, /api/blocks/{height}) are answered here too,
+ * from the edge's own read-only view of the chain store; a transaction no committed block holds
+ * (pending, or unknown) goes on to the core, which knows the mempool. Every other request goes on
+ * to the core's private listener as it streams in (proxy.ts).
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import Koa, { type Context } from 'koa'
+import Router from '@koa/router'
+import Koa, { type Context, type Middleware, type Next } from 'koa'
 import type { Logger } from 'pino'
 import { verifyTxSignature } from '../../chain/index.js'
 import { PublishDecoder, decodedForTransfer, type PublishResponse } from '../../feed/index.js'
-import type { EnvSettings, SubmitResult } from '../../node/index.js'
+import { committedReads, type CommittedChain, type EnvSettings, type SubmitResult } from '../../node/index.js'
 import { clientAddressKey } from '../../relay/index.js'
 import { answerClientError, answerFailed, errorMiddleware } from '../errors.js'
 import { privateMode, rateLimit, RateLimiter, type AccessOptions } from '../middleware.js'
-import { requestId } from '../request-id.js'
-import type { AnyRoute } from '../route.js'
+import { REQUEST_ID_HEADER, requestId } from '../request-id.js'
+import { koaPath, type AnyRoute } from '../route.js'
+import { chainReadRoutes, type ChainReadView } from '../routes/chain.js'
 import { publishRoute } from '../routes/feed.js'
 import { broadcastRoute, type BroadcastAnswer } from '../routes/relay.js'
 import { submitTxRoute } from '../routes/submit.js'
 import { closeGracefully, httpMetrics, routeBodies, routeHandler, slowClientTimeouts } from '../serving.js'
-import { coreLink } from './proxy.js'
+import { coreLink, type CoreLink } from './proxy.js'
 import type { EdgeCall, EdgeCallKind, HttpObservation } from './protocol.js'
 
 export interface EdgeAppOptions {
@@ -39,6 +44,11 @@ export interface EdgeAppOptions {
   call: (call: EdgeCall, ip: string, transfer?: ArrayBuffer[]) => Promise<unknown>
   /** counts a request answered here in the core's HTTP metrics */
   observe: (observation: HttpObservation) => void
+  /**
+   * The edge's read-only view of the chain store, when the committed reads are answered here;
+   * `fresh` drops the thread's read snapshot, so each request sees the last block committed.
+   */
+  chain?: CommittedChain & { fresh: () => void }
 }
 
 export interface EdgeApp {
@@ -55,7 +65,8 @@ export interface EdgeApp {
  */
 function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder): AnyRoute[] {
   const { call } = opts
-  const all: Record<EdgeCallKind, () => AnyRoute> = {
+  // 'admit' has no route of its own: the committed reads ask it (committedReadRoutes)
+  const all: Record<Exclude<EdgeCallKind, 'admit'>, () => AnyRoute> = {
     'submit-tx': () => submitTxRoute(async (tx, ctx) => await call({ kind: 'submit-tx', tx, signatureValid: verifyTxSignature(tx) }, ctx.ip) as SubmitResult),
     broadcast: () => broadcastRoute(async (envelope, ctx) => await call({ kind: 'broadcast', envelope }, ctx.ip) as BroadcastAnswer),
     publish: () => publishRoute(async (body, ctx) => {
@@ -63,7 +74,27 @@ function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder): AnyRoute[] 
       return await call({ kind: 'publish', decoded }, ctx.ip, transfer) as PublishResponse
     })
   }
-  return opts.calls.map((kind) => all[kind]())
+  return opts.calls.flatMap((kind) => kind === 'admit' ? [] : [all[kind]()])
+}
+
+/** Thrown by the edge's chain view when only the core can answer (a transaction in its mempool): the request goes on to it. */
+class AskTheCore extends Error {}
+
+/**
+ * The committed-read routes over the edge's view of the store. It answers what a committed block
+ * holds, exactly as the core would; for a transaction no committed block holds it asks the core.
+ */
+function committedReadRoutes (chain: CommittedChain): AnyRoute[] {
+  const reads = committedReads(chain)
+  const view: ChainReadView = {
+    ...reads,
+    lookupTx: (id) => {
+      const found = reads.lookupTx(id)
+      if (found === undefined) throw new AskTheCore()
+      return found
+    }
+  }
+  return chainReadRoutes(view)
 }
 
 export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
@@ -73,11 +104,24 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   const decoder = new PublishDecoder({ workers: opts.calls.includes('publish') ? 1 : 0, logger: log })
   const routes = edgeRoutes(opts, decoder)
   const handlers = new Map(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, routeHandler(r, access)]))
+  // the committed reads, with parameters in their paths: a router of their own (GET, and HEAD with it)
+  const reads = opts.chain !== undefined && opts.calls.includes('admit') ? committedReadRoutes(opts.chain) : []
+  const readRouter = new Router()
+  for (const r of reads) readRouter.get(koaPath(r.path), routeHandler(r, access))
+  const templates = new Map(reads.map((r) => [koaPath(r.path), r.path]))
+  const readTemplate = (method: string, path: string): string | undefined => {
+    const layer = readRouter.match(path, method).pathAndMethod.at(-1)
+    return layer !== undefined ? templates.get(String(layer.path)) : undefined
+  }
+  const link = coreLink(opts.corePort, opts.secret, opts.maxQueuedBytes, log)
 
   const app = new Koa({ proxy: false })
   app.on('error', answerFailed(log))
-  // counted in the core's HTTP metrics as the core counts its own answers; every route here has a fixed path
-  app.use(httpMetrics({ observeHttp: (method, route, status, seconds) => opts.observe({ method, route, status, seconds }) }, (_method, path) => path))
+  // counted in the core's HTTP metrics as the core counts its own answers, by route template; a
+  // read handed on to the core is counted there
+  app.use(httpMetrics({
+    observeHttp: (method, route, status, seconds) => opts.observe({ method, route, status, seconds })
+  }, (method, path) => readTemplate(method, path) ?? path, (ctx) => ctx.state.askedCore !== true))
   app.use(requestId())
   app.use(errorMiddleware(log))
   if (access.private && access.token !== undefined) app.use(privateMode(access))
@@ -85,14 +129,24 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   // bucket, shared by every edge and the forwarded requests, has the last word (edge-threads.ts).
   if (opts.env.rateLimitRps > 0) app.use(rateLimit(new RateLimiter(opts.env.rateLimitRps, Date.now, clientAddressKey)))
   app.use(routeBodies(opts.env, routes))
-  app.use(async (ctx: Context) => await handlers.get(`${ctx.method} ${ctx.path}`)?.(ctx))
+  app.use(async (ctx: Context, next: Next) => {
+    const handle = handlers.get(`${ctx.method} ${ctx.path}`)
+    if (handle !== undefined) { await handle(ctx); return }
+    // a committed read: the core's bucket first (when there is one), then a snapshot taken now
+    if (opts.env.rateLimitRps > 0) await opts.call({ kind: 'admit' }, ctx.ip)
+    opts.chain?.fresh()
+    await next()
+  })
+  app.use(askTheCoreOnMiss(link))
+  app.use(readRouter.routes())
 
-  const link = coreLink(opts.corePort, opts.secret, opts.maxQueuedBytes, log)
   const answerHere = app.callback()
   const server: Server = createServer(slowClientTimeouts(opts.env), (req, res) => {
     const url = req.url ?? '/'
     const query = url.indexOf('?')
-    if (handlers.has(`${req.method ?? ''} ${query === -1 ? url : url.slice(0, query)}`)) void answerHere(req, res)
+    const method = req.method ?? ''
+    const path = query === -1 ? url : url.slice(0, query)
+    if (handlers.has(`${method} ${path}`) || (reads.length > 0 && (method === 'GET' || method === 'HEAD') && readTemplate(method, path) !== undefined)) void answerHere(req, res)
     else link.forward(req, res)
   })
   server.keepAliveTimeout = opts.env.keepAliveTimeoutMs
@@ -112,6 +166,24 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
       link.close()
       await closeGracefully(server)
       await decoder.stop()
+    }
+  }
+}
+
+/**
+ * A read the edge cannot answer (AskTheCore) goes on to the core as it came: nothing of it was
+ * answered or read yet (a GET's body is not read), and the core assigns its own request id.
+ */
+function askTheCoreOnMiss (link: CoreLink): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next()
+    } catch (err) {
+      if (!(err instanceof AskTheCore)) throw err
+      ctx.state.askedCore = true
+      ctx.respond = false
+      ctx.res.removeHeader(REQUEST_ID_HEADER)
+      link.forward(ctx.req, ctx.res)
     }
   }
 }

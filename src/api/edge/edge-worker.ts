@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { pino } from 'pino'
 import { KithError } from '../../errors/index.js'
+import { ChainReader } from '../../storage/index.js'
 import { createEdgeApp } from './edge-app.js'
 import type { CallItem, CoreToEdge, EdgeSetup, EdgeToCore, HttpObservation } from './protocol.js'
 
@@ -33,6 +34,9 @@ const soon = (): void => {
   if (!flushing) { flushing = true; setImmediate(flush) }
 }
 
+// the core opened the store before it started this thread, so every table is there to read
+const chain = setup.chainDir !== undefined ? ChainReader.openReadOnly(setup.chainDir) : undefined
+
 const app = createEdgeApp({
   env: setup.env,
   corePort: setup.corePort,
@@ -40,6 +44,7 @@ const app = createEdgeApp({
   maxQueuedBytes: setup.maxQueuedBytes,
   logger,
   calls: setup.calls,
+  ...(chain !== undefined ? { chain } : {}),
   call: async (call, ip, moved = []) => await new Promise((resolve, reject) => {
     const id = nextId++
     waiting.set(id, { resolve, reject })
@@ -61,7 +66,7 @@ port.on('message', (message: CoreToEdge) => {
       else held.reject(new Error('the core failed this call; its log has the cause'))
     }
   } else if (message.kind === 'stop') {
-    void app.stop().finally(() => send({ kind: 'stopped' }))
+    void app.stop().then(async () => await chain?.close()).finally(() => send({ kind: 'stopped' }))
   }
 })
 

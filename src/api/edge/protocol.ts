@@ -33,6 +33,8 @@ export interface EdgeSetup {
   logLevel: string
   /** the calls the core takes (a node without a relay or a feed takes none of theirs): their routes are answered here */
   calls: EdgeCallKind[]
+  /** the node's chain store, which the edge opens read-only to answer the committed reads; absent: the core answers them */
+  chainDir?: string
 }
 
 /** The ordered part of a request the edge answers: what it parsed, decoded and verified, for the core to decide. */
@@ -43,6 +45,8 @@ export type EdgeCall =
   | { kind: 'broadcast', envelope: EnvelopeUpload }
   /** POST /feed/publish, its buffers transferred, not copied */
   | { kind: 'publish', decoded: DecodedWire }
+  /** a committed read the edge answers itself: only the core's per-IP bucket is asked */
+  | { kind: 'admit' }
 
 export type EdgeCallKind = EdgeCall['kind']
 

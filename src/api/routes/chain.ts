@@ -15,30 +15,23 @@ import {
 /** Feature tags this node really serves today (spec, "Versioning"); more are added as they land. */
 export const FEATURES = ['chain_id', 'feed_v2', 'identity_registry', 'media_scrub', 'onboarding_api', 'relay_broadcast', 'relay_mailbox', 'ws_submit_tx']
 
-function stateHashAt (node: ChainView, height: number): { state_hash?: string } {
+function stateHashAt (node: ChainReadView, height: number): { state_hash?: string } {
   const digest = node.blockSummary(height)?.state_hash
   return digest === undefined ? {} : { state_hash: digest }
 }
 
 /** On a pruned node an unknown id may be an old transaction: say from where it holds them. */
-function prunedNote (node: ChainView): string {
+function prunedNote (node: ChainReadView): string {
   const earliest = node.earliestBlockBody()
   return earliest > 1 ? ` (this node keeps transactions from height ${earliest} on: --prune-keep-blocks)` : ''
 }
 
-export function chainRoutes (node: ChainView, nodeId: string): AnyRoute[] {
-  const peers = (): Array<Record<string, unknown>> => node.peers().filter((p) => p.connected).map((p) => ({
-    peer_id: p.peerId,
-    ...(p.addrs[0] !== undefined ? { multiaddr: p.addrs[0] } : {}),
-    ...(p.version !== undefined ? { version: p.version } : {}),
-    ...(p.protocolVersion !== undefined ? { protocol_version: p.protocolVersion } : {}),
-    ...(p.height !== undefined ? { height: p.height } : {})
-  }))
-  const validators = (): Array<Record<string, unknown>> => node.validators().map((v) => ({
-    pub_key: v.pub_key, address: addressOf(v.pub_key), power: v.power, ...(v.name !== undefined ? { name: v.name } : {})
-  }))
+/** What the committed-read routes need of a node: an HTTP edge thread gives them a view of its own (src/api/edge). */
+export type ChainReadView = Pick<ChainView, 'head' | 'balance' | 'lookupTx' | 'addressHistory' | 'blockSummary' | 'storedBlock' | 'earliestBlockBody'>
+
+/** A transaction, an address, a block: served from committed blocks (and the mempool, for a pending transaction). */
+export function chainReadRoutes (node: ChainReadView): AnyRoute[] {
   return [
-    submitTxRoute(async (tx) => await node.submitParsedTx(tx)),
     route({
       method: 'get',
       path: '/api/tx/{id}',
@@ -106,7 +99,24 @@ export function chainRoutes (node: ChainView, nodeId: string): AnyRoute[] {
           commit: stored.commit === null ? null : { round: stored.commit.round, signers: stored.commit.signatures.map((sig) => sig.validator) }
         }
       }
-    }),
+    })
+  ]
+}
+
+export function chainRoutes (node: ChainView, nodeId: string): AnyRoute[] {
+  const peers = (): Array<Record<string, unknown>> => node.peers().filter((p) => p.connected).map((p) => ({
+    peer_id: p.peerId,
+    ...(p.addrs[0] !== undefined ? { multiaddr: p.addrs[0] } : {}),
+    ...(p.version !== undefined ? { version: p.version } : {}),
+    ...(p.protocolVersion !== undefined ? { protocol_version: p.protocolVersion } : {}),
+    ...(p.height !== undefined ? { height: p.height } : {})
+  }))
+  const validators = (): Array<Record<string, unknown>> => node.validators().map((v) => ({
+    pub_key: v.pub_key, address: addressOf(v.pub_key), power: v.power, ...(v.name !== undefined ? { name: v.name } : {})
+  }))
+  return [
+    submitTxRoute(async (tx) => await node.submitParsedTx(tx)),
+    ...chainReadRoutes(node),
     route({
       method: 'get',
       path: '/api/netstats',

@@ -24,7 +24,7 @@ describe('edge calls served by the core', () => {
     const tx = transfer(alice, alice.pub, 1)
     assert.deepEqual(await calls.serve({ kind: 'submit-tx', tx, signatureValid: false }, '192.0.2.1'), { id: tx.id, status: 'accepted' })
     assert.deepEqual(seen, [[tx.id, false]])
-    assert.deepEqual(calls.kinds, ['submit-tx'])
+    assert.deepEqual(calls.kinds, ['submit-tx', 'admit'])
   })
 
   test('the per-IP bucket decides before anything is served, with Retry-After in the refusal', async () => {
@@ -49,6 +49,20 @@ describe('edge calls served by the core', () => {
     assert.equal(served, 4)
   })
 
+  test('admit (a read the edge answers itself) draws on the same bucket and serves nothing else', async () => {
+    let served = 0
+    const calls = coreCalls({
+      node: { submitParsedTx: async (tx) => { served++; return { id: tx.id, status: 'accepted' } } },
+      broadcaster: undefined,
+      feed: undefined,
+      addressLimiter: new RateLimiter(1, () => 0)
+    })
+    assert.equal(await calls.serve({ kind: 'admit' }, '192.0.2.1'), null)
+    await calls.serve({ kind: 'submit-tx', tx: transfer(alice, alice.pub, 1), signatureValid: true }, '192.0.2.1')
+    await assert.rejects(calls.serve({ kind: 'admit' }, '192.0.2.1'), (err: unknown) => err instanceof KithError && err.code === 'RATE_LIMITED')
+    assert.equal(served, 1)
+  })
+
   test('a broadcast or publish on a node without a relay or a feed is refused', async () => {
     const calls = coreCalls({ node: { submitParsedTx: async (tx) => ({ id: tx.id, status: 'accepted' }) }, broadcaster: undefined, feed: undefined, addressLimiter: undefined })
     await assert.rejects(calls.serve({ kind: 'broadcast', envelope: {} as never }, '192.0.2.1'), (err: unknown) => err instanceof KithError && err.code === 'NOT_FOUND')
@@ -63,7 +77,7 @@ describe('edge calls served by the core', () => {
       feed: undefined,
       addressLimiter: undefined
     })
-    assert.deepEqual(calls.kinds, ['submit-tx', 'broadcast'])
+    assert.deepEqual(calls.kinds, ['submit-tx', 'admit', 'broadcast'])
     assert.deepEqual(await calls.serve({ kind: 'broadcast', envelope: {} as never }, '2001:db8::1'), { id: 'x', status: 'broadcast' })
     assert.deepEqual(seen, ['2001:db8::1'])
   })

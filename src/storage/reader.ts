@@ -1,0 +1,122 @@
+/**
+ * The committed chain, read: blocks, transactions, address histories, the state and the head.
+ * The node's ChainStore is one (it also writes); an HTTP edge thread opens another, read-only,
+ * on the same files: lmdb's readers take a snapshot of the last committed transaction and never
+ * wait for the writer, in this thread or another.
+ */
+import { open, type Database, type RootDatabase } from 'lmdb'
+import type { StateReader, StateValue, Transaction } from '../chain/index.js'
+import { CHAIN_DBS } from './names.js'
+import type { BlockSummary, ChainHead, StoredBlock, StoredHeader, StoredTx } from './types.js'
+
+type AddressKey = [string, number]
+type TxPosition = [number, number]
+
+export class ChainReader implements StateReader {
+  protected readonly meta: Database<unknown, string>
+  protected readonly stateDb: Database<StateValue, string>
+  /** blocks without their transactions, which live in `txs` under sequential keys */
+  protected readonly blocks: Database<StoredHeader, number>
+  protected readonly summaries: Database<BlockSummary, number>
+  /** [height, index] -> transaction: appends in key order, so block writes touch few pages */
+  protected readonly txs: Database<Transaction, TxPosition>
+  /** id -> [height, index] */
+  protected readonly txIds: Database<TxPosition, string>
+  protected readonly addrIndex: Database<string, AddressKey>
+  protected readonly addrCount: Database<number, string>
+
+  protected constructor (protected readonly root: RootDatabase) {
+    this.meta = root.openDB({ name: CHAIN_DBS.meta })
+    this.stateDb = root.openDB({ name: CHAIN_DBS.state })
+    this.blocks = root.openDB({ name: CHAIN_DBS.blocks })
+    this.summaries = root.openDB({ name: CHAIN_DBS.summaries })
+    this.txs = root.openDB({ name: CHAIN_DBS.txs })
+    this.txIds = root.openDB({ name: CHAIN_DBS.txIds })
+    this.addrIndex = root.openDB({ name: CHAIN_DBS.addr })
+    this.addrCount = root.openDB({ name: CHAIN_DBS.addrCount })
+  }
+
+  /**
+   * A reader of the chain store at `path` that another thread of this process writes (the node's
+   * ChainStore opened it first, so every table exists). Nothing is cached: each `fresh()` sees
+   * the writer's last commit.
+   */
+  static openReadOnly (path: string): ChainReader {
+    return new ChainReader(open({ path, compression: false, readOnly: true }))
+  }
+
+  /**
+   * Drops this thread's read snapshot, so the next read sees every block committed until now.
+   * lmdb-js keeps one for the rest of the event-loop turn; an edge calls this before each
+   * request, so an answer never predates a block the client already heard of.
+   */
+  fresh (): void {
+    this.root.resetReadTxn()
+  }
+
+  get (key: string): StateValue | undefined {
+    return this.stateDb.get(key)
+  }
+
+  /** Committed state entries whose keys start with `prefix`, in key order. */
+  * scanState (prefix: string): Generator<[string, StateValue]> {
+    // keys are strings of ASCII: every key with the prefix sorts below prefix + '\xff'
+    for (const { key, value } of this.stateDb.getRange({ start: prefix, end: `${prefix}\xff` })) yield [key, value]
+  }
+
+  /** The last committed block. */
+  head (): ChainHead {
+    const head = this.meta.get('head') as ChainHead | undefined
+    if (head === undefined) throw new Error('store is not initialised')
+    return head
+  }
+
+  /**
+   * The lowest height whose transactions this store holds: 1 unless pruned. Below it only the
+   * headers, the commit certificates and the summaries remain (ChainStore.prune).
+   */
+  earliestBody (): number {
+    return (this.meta.get('pruned_below') as number | undefined) ?? 1
+  }
+
+  /** A whole block with its transactions; undefined beyond the head and below `earliestBody()`. */
+  getBlock (height: number): StoredBlock | undefined {
+    if (height < this.earliestBody()) return undefined
+    const stored = this.blocks.get(height)
+    if (stored === undefined) return undefined
+    const txs: Transaction[] = []
+    for (const { value } of this.txs.getRange({ start: [height, 0], end: [height + 1, 0] })) txs.push(value)
+    return { ...stored, block: { ...stored.block, txs } }
+  }
+
+  /** A block's header and certificates, kept for every height even when its transactions are pruned. */
+  getHeader (height: number): StoredHeader | undefined {
+    return this.blocks.get(height)
+  }
+
+  /** Hash, time and size of a block without decoding its transactions. */
+  getBlockSummary (height: number): BlockSummary | undefined {
+    return this.summaries.get(height)
+  }
+
+  getTx (id: string): StoredTx | undefined {
+    const position = this.txIds.get(id)
+    if (position === undefined) return undefined
+    const tx = this.txs.get(position)
+    return tx === undefined ? undefined : { tx, height: position[0], index: position[1] }
+  }
+
+  /** Newest first. */
+  addressHistory (pubkey: string, limit: number): { ids: string[], count: number } {
+    const count = this.addrCount.get(pubkey) ?? 0
+    const ids: string[] = []
+    for (const { value } of this.addrIndex.getRange({ start: [pubkey, count], end: [pubkey, -1], reverse: true, limit })) {
+      ids.push(value)
+    }
+    return { ids, count }
+  }
+
+  async close (): Promise<void> {
+    await this.root.close()
+  }
+}
