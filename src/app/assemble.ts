@@ -213,6 +213,7 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
         },
         logger,
         serve: async (call, ip) => await api.edgeCalls.serve(call, ip),
+        debitRead: (ip) => api.edgeCalls.debitRead(ip),
         observe: (o) => metrics.observeHttp(o.method, o.route, o.status, o.seconds)
       })
       // the core's WebSockets get their close frame (1001) through the edges before these stop

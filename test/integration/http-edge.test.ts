@@ -249,6 +249,25 @@ describe('HTTP edge: per-IP bucket, durability, a taken port, shutdown', { timeo
     await node.stop()
   })
 
+  test('reads answered at the edges draw on the one bucket: a client over the limit is refused by every edge, then let in again', async () => {
+    const node = await startNode({ args: ['--http-workers', '2'], env: { SVC_RATE_LIMIT_RPS: '2' } })
+    const statuses: number[] = []
+    // 20 quick reads, each on a fresh connection (so over both edges), each claiming another address
+    for (let i = 0; i < 20; i++) {
+      const res = await http(node.url, 'GET', '/api/blocks/latest', { headers: { connection: 'close', 'x-forwarded-for': `10.8.${i}.1` } })
+      statuses.push(res.status)
+      if (res.status === 429) {
+        assert.ok(Number(res.headers.get('retry-after')) >= 1, 'a 429 says when to retry')
+        assert.match(errorMessage(res), /too many requests/)
+      }
+    }
+    // a burst of 4 at 2 rps; the edges hear the bucket is empty within a message's round trip
+    assert.ok(statuses.filter((s) => s === 429).length >= 10, `most of 20 quick reads are refused: ${statuses.join(' ')}`)
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+    assert.equal((await http(node.url, 'GET', '/api/blocks/latest')).status, 200, 'the bucket refilled')
+    await node.stop()
+  })
+
   test('a transaction answered accepted by the edge survives kill -9', async () => {
     const alice = newAccount()
     const bob = newAccount()

@@ -22,10 +22,15 @@ export interface CoreCalls {
   /** the calls this core serves */
   kinds: EdgeCallKind[]
   serve (call: EdgeCall, ip: string): Promise<unknown>
+  /**
+   * A committed read an edge answered for `ip`, drawn on the same bucket after the fact; the
+   * seconds until the bucket takes it again when it is empty now (the edges then refuse it).
+   */
+  debitRead (ip: string): number | undefined
 }
 
 export function coreCalls ({ node, broadcaster, feed, addressLimiter }: CoreCallDeps): CoreCalls {
-  const kinds: EdgeCallKind[] = ['submit-tx', 'admit']
+  const kinds: EdgeCallKind[] = ['submit-tx']
   if (broadcaster !== undefined) kinds.push('broadcast')
   if (feed !== undefined) kinds.push('publish')
   const dispatch = async (call: EdgeCall, ip: string): Promise<unknown> => {
@@ -33,12 +38,15 @@ export function coreCalls ({ node, broadcaster, feed, addressLimiter }: CoreCall
       case 'submit-tx': return await node.submitParsedTx(call.tx, call.signatureValid)
       case 'broadcast': if (broadcaster !== undefined) return await broadcaster(call.envelope, ip); break
       case 'publish': if (feed !== undefined) return await feed.publishDecoded(decodedFromTransfer(call.decoded), clientAddressKey(ip)); break
-      case 'admit': return null
     }
     throw new KithError('NOT_FOUND', `this node does not serve ${call.kind}`)
   }
   return {
     kinds,
+    debitRead (ip) {
+      const rate = addressLimiter?.admit(ip)
+      return rate !== undefined && !rate.allowed ? rate.retryAfterSeconds : undefined
+    },
     async serve (call, ip) {
       const rate = addressLimiter?.admit(ip)
       if (rate !== undefined && !rate.allowed) throw new KithError('RATE_LIMITED', 'too many requests from this address; slow down', { retryAfterSeconds: rate.retryAfterSeconds })

@@ -19,6 +19,7 @@ import { verifyTxSignature } from '../../chain/index.js'
 import { PublishDecoder, decodedForTransfer, type PublishResponse } from '../../feed/index.js'
 import { committedReads, type CommittedChain, type EnvSettings, type SubmitResult } from '../../node/index.js'
 import { clientAddressKey } from '../../relay/index.js'
+import { KithError } from '../../errors/index.js'
 import { answerClientError, answerFailed, errorMiddleware } from '../errors.js'
 import { privateMode, rateLimit, RateLimiter, type AccessOptions } from '../middleware.js'
 import { REQUEST_ID_HEADER, requestId } from '../request-id.js'
@@ -49,6 +50,10 @@ export interface EdgeAppOptions {
    * `fresh` drops the thread's read snapshot, so each request sees the last block committed.
    */
   chain?: CommittedChain & { fresh: () => void }
+  /** a committed read answered here for a client, to be drawn on the core's per-IP bucket (the next message carries it) */
+  readAnswered: (ip: string) => void
+  /** the seconds the core's per-IP bucket refuses this client for, when it said so lately; undefined: go on */
+  readRefusedFor: (ip: string) => number | undefined
 }
 
 export interface EdgeApp {
@@ -65,8 +70,7 @@ export interface EdgeApp {
  */
 function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder): AnyRoute[] {
   const { call } = opts
-  // 'admit' has no route of its own: the committed reads ask it (committedReadRoutes)
-  const all: Record<Exclude<EdgeCallKind, 'admit'>, () => AnyRoute> = {
+  const all: Record<EdgeCallKind, () => AnyRoute> = {
     'submit-tx': () => submitTxRoute(async (tx, ctx) => await call({ kind: 'submit-tx', tx, signatureValid: verifyTxSignature(tx) }, ctx.ip) as SubmitResult),
     broadcast: () => broadcastRoute(async (envelope, ctx) => await call({ kind: 'broadcast', envelope }, ctx.ip) as BroadcastAnswer),
     publish: () => publishRoute(async (body, ctx) => {
@@ -74,7 +78,7 @@ function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder): AnyRoute[] 
       return await call({ kind: 'publish', decoded }, ctx.ip, transfer) as PublishResponse
     })
   }
-  return opts.calls.flatMap((kind) => kind === 'admit' ? [] : [all[kind]()])
+  return opts.calls.map((kind) => all[kind]())
 }
 
 /** Thrown by the edge's chain view when only the core can answer (a transaction in its mempool): the request goes on to it. */
@@ -105,7 +109,7 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   const routes = edgeRoutes(opts, decoder)
   const handlers = new Map(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, routeHandler(r, access)]))
   // the committed reads, with parameters in their paths: a router of their own (GET, and HEAD with it)
-  const reads = opts.chain !== undefined && opts.calls.includes('admit') ? committedReadRoutes(opts.chain) : []
+  const reads = opts.chain !== undefined ? committedReadRoutes(opts.chain) : []
   const readRouter = new Router()
   for (const r of reads) readRouter.get(koaPath(r.path), routeHandler(r, access))
   const templates = new Map(reads.map((r) => [koaPath(r.path), r.path]))
@@ -132,10 +136,19 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   app.use(async (ctx: Context, next: Next) => {
     const handle = handlers.get(`${ctx.method} ${ctx.path}`)
     if (handle !== undefined) { await handle(ctx); return }
-    // a committed read: the core's bucket first (when there is one), then a snapshot taken now
-    if (opts.env.rateLimitRps > 0) await opts.call({ kind: 'admit' }, ctx.ip)
+    // A committed read. The core's bucket is not asked first (that would make every read wait
+    // for the core's turn): it is drawn on after the fact, and refuses for every edge once empty.
+    if (opts.env.rateLimitRps > 0) {
+      const wait = opts.readRefusedFor(ctx.ip)
+      if (wait !== undefined) throw new KithError('RATE_LIMITED', 'too many requests from this address; slow down', { retryAfterSeconds: wait })
+    }
     opts.chain?.fresh()
-    await next()
+    try {
+      await next()
+    } finally {
+      // a read handed on to the core draws on its bucket there
+      if (opts.env.rateLimitRps > 0 && ctx.state.askedCore !== true) opts.readAnswered(ctx.ip)
+    }
   })
   app.use(askTheCoreOnMiss(link))
   app.use(readRouter.routes())

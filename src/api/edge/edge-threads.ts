@@ -8,6 +8,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import { isKithError } from '../../errors/index.js'
+import { clientAddressKey } from '../../relay/index.js'
 import type { CallAnswer, CallItem, CoreToEdge, EdgeCall, EdgeSetup, EdgeToCore, HttpObservation } from './protocol.js'
 
 const WORKER_URL = new URL('./edge-worker.js', import.meta.url)
@@ -23,6 +24,8 @@ export interface EdgeThreadsOptions {
   logger: Logger
   /** serves one call from an edge (ApiServer.edgeCalls.serve) */
   serve: (call: EdgeCall, ip: string) => Promise<unknown>
+  /** draws a read an edge answered on the per-IP bucket: the seconds it is refused for when the bucket is empty (ApiServer.edgeCalls.debitRead) */
+  debitRead: (ip: string) => number | undefined
   observe: (observation: HttpObservation) => void
 }
 
@@ -94,7 +97,7 @@ export class EdgeThreads {
     await new Promise<void>((resolve, reject) => {
       let listening = false
       worker.on('message', (message: EdgeToCore) => {
-        if (message.kind === 'listening') { listening = true; resolve() } else if (message.kind === 'work') this.work(edge, message.calls, message.observed)
+        if (message.kind === 'listening') { listening = true; resolve() } else if (message.kind === 'work') this.work(edge, message)
       })
       worker.on('error', (err) => {
         if (!listening) reject(err)
@@ -111,8 +114,9 @@ export class EdgeThreads {
     })
   }
 
-  private work (edge: Edge, calls: CallItem[], observed: HttpObservation[]): void {
+  private work (edge: Edge, { calls, observed, reads }: { calls: CallItem[], observed: HttpObservation[], reads: string[] }): void {
     for (const observation of observed) this.opts.observe(observation)
+    this.debitReads(reads)
     for (const { id, call, ip } of calls) {
       this.opts.serve(call, ip).then(
         (result) => this.answer(edge, { id, result }),
@@ -122,6 +126,21 @@ export class EdgeThreads {
         }
       )
     }
+  }
+
+  /**
+   * The reads the edges answered are drawn on the core's bucket after the fact, so a read never
+   * waits for the core; an address whose bucket is empty is refused by every edge until it
+   * refills. A client may overshoot by what it sends in one message's round trip.
+   */
+  private debitReads (reads: string[]): void {
+    const until: Array<[string, number]> = []
+    for (const ip of reads) {
+      const retryAfterSeconds = this.opts.debitRead(ip)
+      if (retryAfterSeconds !== undefined) until.push([clientAddressKey(ip), Date.now() + retryAfterSeconds * 1000])
+    }
+    if (until.length === 0) return
+    for (const other of this.edges) other.worker.postMessage({ kind: 'limited', until } satisfies CoreToEdge)
   }
 
   private answer (edge: Edge, answer: CallAnswer): void {

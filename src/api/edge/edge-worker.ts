@@ -6,8 +6,10 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { pino } from 'pino'
 import { KithError } from '../../errors/index.js'
+import { clientAddressKey } from '../../relay/index.js'
 import { ChainReader } from '../../storage/index.js'
 import { createEdgeApp } from './edge-app.js'
+import { RefusedClients } from './refused-clients.js'
 import type { CallItem, CoreToEdge, EdgeSetup, EdgeToCore, HttpObservation } from './protocol.js'
 
 const setup = workerData as EdgeSetup
@@ -20,15 +22,19 @@ let nextId = 0
 let calls: CallItem[] = []
 let transfer: ArrayBuffer[] = []
 let observed: HttpObservation[] = []
+let reads: string[] = []
 let flushing = false
+/** the clients the core's per-IP bucket refuses, as the core last said */
+const refused = new RefusedClients()
 
 const send = (message: EdgeToCore, moved: ArrayBuffer[] = []): void => port.postMessage(message, moved)
 const flush = (): void => {
   flushing = false
-  send({ kind: 'work', calls, observed }, transfer)
+  send({ kind: 'work', calls, observed, reads }, transfer)
   calls = []
   transfer = []
   observed = []
+  reads = []
 }
 const soon = (): void => {
   if (!flushing) { flushing = true; setImmediate(flush) }
@@ -52,7 +58,9 @@ const app = createEdgeApp({
     transfer.push(...moved)
     soon()
   }),
-  observe: (observation) => { observed.push(observation); soon() }
+  observe: (observation) => { observed.push(observation); soon() },
+  readAnswered: (ip) => { reads.push(ip); soon() },
+  readRefusedFor: (ip) => refused.refusedFor(clientAddressKey(ip))
 })
 
 port.on('message', (message: CoreToEdge) => {
@@ -65,6 +73,8 @@ port.on('message', (message: CoreToEdge) => {
       else if ('refused' in answer) held.reject(new KithError(answer.refused.code, answer.refused.message, answer.refused.details))
       else held.reject(new Error('the core failed this call; its log has the cause'))
     }
+  } else if (message.kind === 'limited') {
+    refused.note(message.until)
   } else if (message.kind === 'stop') {
     void app.stop().then(async () => await chain?.close()).finally(() => send({ kind: 'stopped' }))
   }

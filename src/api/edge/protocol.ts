@@ -45,8 +45,6 @@ export type EdgeCall =
   | { kind: 'broadcast', envelope: EnvelopeUpload }
   /** POST /feed/publish, its buffers transferred, not copied */
   | { kind: 'publish', decoded: DecodedWire }
-  /** a committed read the edge answers itself: only the core's per-IP bucket is asked */
-  | { kind: 'admit' }
 
 export type EdgeCallKind = EdgeCall['kind']
 
@@ -67,7 +65,8 @@ export interface HttpObservation {
 
 export type EdgeToCore =
   | { kind: 'listening', port: number }
-  | { kind: 'work', calls: CallItem[], observed: HttpObservation[] }
+  /** `reads`: the client addresses of the committed reads answered here since the last message, each a draw on the core's bucket */
+  | { kind: 'work', calls: CallItem[], observed: HttpObservation[], reads: string[] }
   | { kind: 'stopped' }
 
 export interface Refusal {
@@ -80,4 +79,6 @@ export type CallAnswer = { id: number, result: unknown } | { id: number, refused
 
 export type CoreToEdge =
   | { kind: 'answers', answers: CallAnswer[] }
+  /** bucket keys (clientAddressKey) the core's per-IP bucket refuses, each until a time (epoch ms); sent to every edge */
+  | { kind: 'limited', until: Array<[key: string, untilMs: number]> }
   | { kind: 'stop' }

@@ -24,7 +24,7 @@ describe('edge calls served by the core', () => {
     const tx = transfer(alice, alice.pub, 1)
     assert.deepEqual(await calls.serve({ kind: 'submit-tx', tx, signatureValid: false }, '192.0.2.1'), { id: tx.id, status: 'accepted' })
     assert.deepEqual(seen, [[tx.id, false]])
-    assert.deepEqual(calls.kinds, ['submit-tx', 'admit'])
+    assert.deepEqual(calls.kinds, ['submit-tx'])
   })
 
   test('the per-IP bucket decides before anything is served, with Retry-After in the refusal', async () => {
@@ -49,7 +49,7 @@ describe('edge calls served by the core', () => {
     assert.equal(served, 4)
   })
 
-  test('admit (a read the edge answers itself) draws on the same bucket and serves nothing else', async () => {
+  test('reads an edge answered draw on the same bucket: once it is empty, they and the calls are refused', async () => {
     let served = 0
     const calls = coreCalls({
       node: { submitParsedTx: async (tx) => { served++; return { id: tx.id, status: 'accepted' } } },
@@ -57,10 +57,14 @@ describe('edge calls served by the core', () => {
       feed: undefined,
       addressLimiter: new RateLimiter(1, () => 0)
     })
-    assert.equal(await calls.serve({ kind: 'admit' }, '192.0.2.1'), null)
+    assert.equal(calls.debitRead('192.0.2.1'), undefined)
     await calls.serve({ kind: 'submit-tx', tx: transfer(alice, alice.pub, 1), signatureValid: true }, '192.0.2.1')
-    await assert.rejects(calls.serve({ kind: 'admit' }, '192.0.2.1'), (err: unknown) => err instanceof KithError && err.code === 'RATE_LIMITED')
+    assert.equal(calls.debitRead('192.0.2.1'), 1, 'the bucket (a burst of 2) is empty: refused for a second')
+    await assert.rejects(calls.serve({ kind: 'submit-tx', tx: transfer(alice, alice.pub, 1), signatureValid: true }, '192.0.2.1'), (err: unknown) => err instanceof KithError && err.code === 'RATE_LIMITED')
     assert.equal(served, 1)
+    assert.equal(calls.debitRead('192.0.2.2'), undefined, 'another address has its own bucket')
+    const unlimited = coreCalls({ node: { submitParsedTx: async (tx) => ({ id: tx.id, status: 'accepted' }) }, broadcaster: undefined, feed: undefined, addressLimiter: undefined })
+    assert.equal(unlimited.debitRead('192.0.2.1'), undefined)
   })
 
   test('a broadcast or publish on a node without a relay or a feed is refused', async () => {
@@ -77,7 +81,7 @@ describe('edge calls served by the core', () => {
       feed: undefined,
       addressLimiter: undefined
     })
-    assert.deepEqual(calls.kinds, ['submit-tx', 'admit', 'broadcast'])
+    assert.deepEqual(calls.kinds, ['submit-tx', 'broadcast'])
     assert.deepEqual(await calls.serve({ kind: 'broadcast', envelope: {} as never }, '2001:db8::1'), { id: 'x', status: 'broadcast' })
     assert.deepEqual(seen, ['2001:db8::1'])
   })

@@ -16,7 +16,6 @@ import { pino } from 'pino'
 import { createEdgeApp, type EdgeApp } from '../../../src/api/edge/edge-app.js'
 import { EDGE_SECRET_HEADER, type EdgeCall, type HttpObservation } from '../../../src/api/edge/protocol.js'
 import { StateKeys, addressOf, encodePayload, formatTimestamp, signTx, type Block, type Transaction } from '../../../src/chain/index.js'
-import { KithError } from '../../../src/errors/index.js'
 import { readEnv } from '../../../src/node/index.js'
 import { ChainReader, ChainStore } from '../../../src/storage/index.js'
 import { ALICE, BOB, CAROL, aliceKey } from '../../helpers/fixtures.js'
@@ -42,9 +41,10 @@ describe('committed reads answered on an HTTP edge thread', () => {
   let core: Server
   let edge: EdgeApp
   let base = ''
-  let limited = false
+  let refusedFor: number | undefined
   const reachedCore: IncomingMessage[] = []
-  const calls: Array<{ call: EdgeCall, ip: string }> = []
+  const answeredFor: string[] = []
+  const calls: EdgeCall[] = []
   const observed: HttpObservation[] = []
 
   const get = async (path: string, method = 'GET'): Promise<Answer> => {
@@ -74,14 +74,12 @@ describe('committed reads answered on an HTTP edge thread', () => {
       secret: 's3cret',
       maxQueuedBytes: 1 << 20,
       logger: pino({ level: 'silent' }),
-      calls: ['submit-tx', 'admit'],
-      call: async (call, ip) => {
-        calls.push({ call, ip })
-        if (limited) throw new KithError('RATE_LIMITED', 'too many requests from this address; slow down', { retryAfterSeconds: 3 })
-        return null
-      },
+      calls: ['submit-tx'],
+      call: async (call) => { calls.push(call); return null },
       observe: (o) => observed.push(o),
-      chain: reader
+      chain: reader,
+      readAnswered: (ip) => answeredFor.push(ip),
+      readRefusedFor: () => refusedFor
     })
     base = `http://127.0.0.1:${await edge.listen('127.0.0.1', 0)}`
   })
@@ -94,8 +92,9 @@ describe('committed reads answered on an HTTP edge thread', () => {
     await rm(dir, { recursive: true, force: true })
   })
 
-  test('a confirmed transaction, an address and a block are answered without the core; each asks the core\'s bucket', async () => {
+  test('a confirmed transaction, an address and a block are answered without the core, and each is drawn on the core\'s bucket', async () => {
     const before = reachedCore.length
+    const drawn = answeredFor.length
     const found = await get('/api/tx/t1')
     assert.equal(found.status, 200)
     assert.equal((found.json as { block_index: number }).block_index, 1)
@@ -109,14 +108,16 @@ describe('committed reads answered on an HTTP edge thread', () => {
     assert.equal(latest.status, 200)
     assert.deepEqual((latest.json as { tx_ids: string[] }).tx_ids, ['t1'])
     assert.equal(reachedCore.length, before, 'nothing reached the core')
-    assert.deepEqual(calls.slice(-3).map(({ call, ip }) => [call.kind, ip]), [['admit', '127.0.0.1'], ['admit', '127.0.0.1'], ['admit', '127.0.0.1']])
+    assert.deepEqual(answeredFor.slice(drawn), ['127.0.0.1', '127.0.0.1', '127.0.0.1'])
+    assert.deepEqual(calls, [], 'a read makes no call of the core: it never waits for the core\'s turn')
     // counted by route template, never by the concrete path
     assert.deepEqual(observed.slice(-3).map((o) => [o.route, o.status]), [['/api/tx/{id}', 200], ['/api/address/{pubkey}', 200], ['/api/blocks/{height}', 200]])
   })
 
-  test('a transaction no committed block holds goes on to the core, with the edge secret, and is counted there only', async () => {
+  test('a transaction no committed block holds goes on to the core, with the edge secret, and is counted and drawn there only', async () => {
     const before = reachedCore.length
     const countedBefore = observed.length
+    const drawn = answeredFor.length
     const answer = await get('/api/tx/waiting-in-the-mempool')
     assert.deepEqual(answer.json, { answered_by: 'core' })
     assert.equal(reachedCore.length, before + 1)
@@ -124,6 +125,7 @@ describe('committed reads answered on an HTTP edge thread', () => {
     assert.equal(forwarded.url, '/api/tx/waiting-in-the-mempool')
     assert.equal(forwarded.headers[EDGE_SECRET_HEADER], 's3cret')
     assert.equal(observed.length, countedBefore)
+    assert.equal(answeredFor.length, drawn)
   })
 
   test('a block committed since the last request is seen by the next one', async () => {
@@ -143,15 +145,19 @@ describe('committed reads answered on an HTTP edge thread', () => {
     assert.deepEqual(missing.json, { error: 'no block at height 99' })
     const badHeight = await get('/api/blocks/minus-one')
     assert.equal(badHeight.status, 400)
-    limited = true
+    // once the core said this address's bucket is empty, every read is refused without touching the store or the core
+    refusedFor = 3
+    const drawn = answeredFor.length
     try {
       const refused = await get('/api/tx/t1')
       assert.equal(refused.status, 429)
       assert.equal(refused.headers.get('retry-after'), '3')
       assert.match((refused.json as { error: string }).error, /too many requests/)
+      assert.equal(answeredFor.length, drawn)
     } finally {
-      limited = false
+      refusedFor = undefined
     }
+    assert.equal((await get('/api/tx/t1')).status, 200)
   })
 
   test('HEAD is answered with the GET\'s headers and no body; other methods and paths go on to the core', async () => {
