@@ -4,7 +4,7 @@
  * view of the store's files (src/api/edge), so both give the same answer for the same height.
  */
 import { Contracts, StateKeys, type CallRecord, type Transaction } from '../chain/index.js'
-import type { BlockSummary, ChainHead, ChainReader, StoredBlock } from '../storage/index.js'
+import type { BlockSummary, ChainHead, ChainReader, StoredBlock, StoredHeader } from '../storage/index.js'
 
 export interface TxLookup {
   tx: Transaction
@@ -14,7 +14,7 @@ export interface TxLookup {
   call?: CallRecord
 }
 
-export type CommittedChain = Pick<ChainReader, 'get' | 'getTx' | 'getBlockSummary' | 'getBlock' | 'addressHistory' | 'head' | 'earliestBody'>
+export type CommittedChain = Pick<ChainReader, 'get' | 'getTx' | 'getBlockSummary' | 'getBlock' | 'getHeader' | 'blockTxIds' | 'addressHistory' | 'head' | 'earliestBody'>
 
 /** The reads of the chain that need only committed blocks: the routes behind /api/tx, /api/address and /api/blocks. */
 export interface CommittedReads {
@@ -27,6 +27,10 @@ export interface CommittedReads {
   blockSummary: (height: number) => BlockSummary | undefined
   /** undefined beyond the head and, on a pruned node, below `earliestBlockBody()` */
   storedBlock: (height: number) => StoredBlock | undefined
+  /** a block's header and certificates; kept for pruned heights too */
+  blockHeader: (height: number) => StoredHeader | undefined
+  /** the ids of a block's transactions; undefined beyond the head and below `earliestBlockBody()` */
+  blockTxIds: (height: number) => string[] | undefined
   /** the lowest height whose transactions this node holds (1 unless it prunes) */
   earliestBlockBody: () => number
 }
@@ -53,6 +57,8 @@ export function committedReads (chain: CommittedChain): CommittedReads {
     },
     blockSummary: (height) => chain.getBlockSummary(height),
     storedBlock: (height) => chain.getBlock(height),
+    blockHeader: (height) => chain.getHeader(height),
+    blockTxIds: (height) => chain.blockTxIds(height),
     earliestBlockBody: () => chain.earliestBody()
   }
 }

@@ -19,7 +19,7 @@ import { genesisContracts, startContractEngine, type ContractEngine, type Deploy
 import { sign, toBase64, toHex, type KeyPair, type VerifyPool } from '../crypto/index.js'
 import { Mempool, type MempoolOptions } from '../mempool/index.js'
 import type { RelayService } from '../relay/index.js'
-import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock } from '../storage/index.js'
+import { ChainStore, type BlockSummary, type ChainHead, type StoredBlock, type StoredHeader } from '../storage/index.js'
 import { Blocks } from './blocks.js'
 import { committedReads, numberAt, type CommittedReads, type TxLookup } from './committed.js'
 import { CommitCertificates } from './certificates.js'
@@ -97,6 +97,8 @@ export interface ChainView {
   addressHistory: (pubkey: string, limit: number) => { items: TxLookup[], count: number }
   blockSummary: (height: number) => BlockSummary | undefined
   storedBlock: (height: number) => StoredBlock | undefined
+  blockHeader: (height: number) => StoredHeader | undefined
+  blockTxIds: (height: number) => string[] | undefined
   earliestBlockBody: () => number
   /** the digest of the committed state's hash (docs/protocol.md § 5.4) */
   stateHash: () => string
@@ -372,6 +374,14 @@ export class KithNode implements ChainView {
 
   storedBlock (height: number): StoredBlock | undefined {
     return this.committed.storedBlock(height)
+  }
+
+  blockHeader (height: number): StoredHeader | undefined {
+    return this.committed.blockHeader(height)
+  }
+
+  blockTxIds (height: number): string[] | undefined {
+    return this.committed.blockTxIds(height)
   }
 
   stateHash (): string {

@@ -9,6 +9,9 @@ import type { StateReader, StateValue, Transaction } from '../chain/index.js'
 import { CHAIN_DBS } from './names.js'
 import type { BlockSummary, ChainHead, StoredBlock, StoredHeader, StoredTx } from './types.js'
 
+/** Ids of recent blocks' transactions a reader keeps, all blocks together: about 100 bytes each. */
+const CACHED_TX_IDS = 100_000
+
 type AddressKey = [string, number]
 type TxPosition = [number, number]
 
@@ -24,6 +27,9 @@ export class ChainReader implements StateReader {
   protected readonly txIds: Database<TxPosition, string>
   protected readonly addrIndex: Database<string, AddressKey>
   protected readonly addrCount: Database<number, string>
+  /** height -> its transactions' ids, oldest block first out; a committed block never changes */
+  private readonly txIdsByHeight = new Map<number, string[]>()
+  private cachedTxIds = 0
 
   protected constructor (protected readonly root: RootDatabase) {
     this.meta = root.openDB({ name: CHAIN_DBS.meta })
@@ -87,6 +93,28 @@ export class ChainReader implements StateReader {
     const txs: Transaction[] = []
     for (const { value } of this.txs.getRange({ start: [height, 0], end: [height + 1, 0] })) txs.push(value)
     return { ...stored, block: { ...stored.block, txs } }
+  }
+
+  /**
+   * The ids of a block's transactions, in order; undefined beyond the head and below
+   * `earliestBody()`. Kept for the most recent blocks read, so a block read (GET
+   * /api/blocks/{height}, polled for the latest block) does not decode every transaction again:
+   * 0.75 ms for a block of 500 transfers.
+   */
+  blockTxIds (height: number): string[] | undefined {
+    if (height < this.earliestBody() || height > this.head().height) return undefined
+    const cached = this.txIdsByHeight.get(height)
+    if (cached !== undefined) return cached
+    const ids: string[] = []
+    for (const { value } of this.txs.getRange({ start: [height, 0], end: [height + 1, 0] })) ids.push(value.id)
+    this.txIdsByHeight.set(height, ids)
+    this.cachedTxIds += ids.length
+    for (const [old, oldIds] of this.txIdsByHeight) {
+      if (this.cachedTxIds <= CACHED_TX_IDS || old === height) break
+      this.txIdsByHeight.delete(old)
+      this.cachedTxIds -= oldIds.length
+    }
+    return ids
   }
 
   /** A block's header and certificates, kept for every height even when its transactions are pruned. */

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { encodePayload, formatTimestamp, signTx, type Block, type Transaction } from '../../src/chain/index.js'
 import { open } from 'lmdb'
 import type { ConsensusRecord, Proposal } from '../../src/consensus/index.js'
-import { ChainStore } from '../../src/storage/index.js'
+import { ChainReader, ChainStore } from '../../src/storage/index.js'
 import { ALICE, BOB, CAROL, aliceKey } from '../helpers/fixtures.js'
 
 function tx (id: string, to: string): Transaction {
@@ -133,6 +133,28 @@ describe('ChainStore', () => {
     assert.deepEqual(store.addressHistory(ALICE, 10).ids, ['t6', 't5', 't4'])
     assert.deepEqual(store.addressHistory(BOB, 10).ids, ['t6', 't4'])
     assert.deepEqual(store.addressHistory(CAROL, 10).ids, ['t5'])
+    await store.close()
+  }))
+
+  test('a block\'s transaction ids, kept for recent blocks, are never given beyond the head or below a prune', async () => await withStoreDir(async (dir) => {
+    const store = ChainStore.open(dir)
+    await store.init(initArgs)
+    for (let h = 1; h <= 3; h++) {
+      await store.commitBlock({ block: block(h, [tx(`a${h}`, BOB), tx(`b${h}`, CAROL)]), hash: `b${h}`, commit: null, writes: new Map(), stateRoot: `r${h}`, removePending: [] })
+    }
+    assert.deepEqual(store.blockTxIds(2), ['a2', 'b2'])
+    assert.deepEqual(store.blockTxIds(2), ['a2', 'b2'], 'the same from the cache')
+    assert.equal(store.blockTxIds(4), undefined, 'beyond the head')
+    assert.equal(store.blockTxIds(0), undefined, 'genesis has no body')
+    // a reader opened read-only on the same files (an HTTP edge's) gives the same
+    const reader = ChainReader.openReadOnly(dir)
+    assert.deepEqual(reader.blockTxIds(3), ['a3', 'b3'])
+    assert.equal(await store.prune(3, 10), 3)
+    assert.equal(store.blockTxIds(2), undefined, 'pruned, though it was cached')
+    reader.fresh()
+    assert.equal(reader.blockTxIds(2), undefined, 'pruned, for the other reader too')
+    assert.deepEqual(reader.blockTxIds(3), ['a3', 'b3'])
+    await reader.close()
     await store.close()
   }))
 
