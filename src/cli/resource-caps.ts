@@ -35,8 +35,10 @@ const VIEW_SHARE = 0.05
 const MAX_VIEW_PAIRS = 1_000_000
 
 /**
- * Edge threads unless --http-workers says otherwise: none yet. They answer POST /api/tx only and
- * forward the rest, which costs every other request a hop (docs/benchmarks.md, "HTTP edge").
+ * Edge threads unless --http-workers says otherwise: none yet. They answer the write routes and
+ * the committed chain reads themselves, but forward the inbox, the feed and WebSockets, which
+ * then cost a hop; on two cores that trade is not worth a default (docs/benchmarks.md, "HTTP edge
+ * threads" and "Committed reads answered on the edge").
  */
 const DEFAULT_HTTP_WORKERS = 0
 
