@@ -12,6 +12,38 @@ import type { BlockSummary, ChainHead, StoredBlock, StoredHeader, StoredTx } fro
 /** Ids of recent blocks' transactions a reader keeps, all blocks together: about 100 bytes each. */
 const CACHED_TX_IDS = 100_000
 
+/**
+ * Lists of ids by height, at most `maxIds` ids in all: the oldest list put goes first (the list
+ * just put always stays). A committed block never changes, so nothing here goes stale; readers
+ * check the pruning bound before they look here.
+ */
+export class TxIdsByHeight {
+  private readonly lists = new Map<number, string[]>()
+  private ids = 0
+
+  constructor (private readonly maxIds = CACHED_TX_IDS) {}
+
+  get size (): number {
+    return this.ids
+  }
+
+  get (height: number): string[] | undefined {
+    return this.lists.get(height)
+  }
+
+  set (height: number, ids: string[]): void {
+    const old = this.lists.get(height)
+    if (old !== undefined) this.ids -= old.length
+    this.lists.set(height, ids)
+    this.ids += ids.length
+    for (const [other, otherIds] of this.lists) {
+      if (this.ids <= this.maxIds || other === height) break
+      this.lists.delete(other)
+      this.ids -= otherIds.length
+    }
+  }
+}
+
 type AddressKey = [string, number]
 type TxPosition = [number, number]
 
@@ -27,9 +59,7 @@ export class ChainReader implements StateReader {
   protected readonly txIds: Database<TxPosition, string>
   protected readonly addrIndex: Database<string, AddressKey>
   protected readonly addrCount: Database<number, string>
-  /** height -> its transactions' ids, oldest block first out; a committed block never changes */
-  private readonly txIdsByHeight = new Map<number, string[]>()
-  private cachedTxIds = 0
+  private readonly txIdsByHeight = new TxIdsByHeight()
 
   protected constructor (protected readonly root: RootDatabase) {
     this.meta = root.openDB({ name: CHAIN_DBS.meta })
@@ -108,12 +138,6 @@ export class ChainReader implements StateReader {
     const ids: string[] = []
     for (const { value } of this.txs.getRange({ start: [height, 0], end: [height + 1, 0] })) ids.push(value.id)
     this.txIdsByHeight.set(height, ids)
-    this.cachedTxIds += ids.length
-    for (const [old, oldIds] of this.txIdsByHeight) {
-      if (this.cachedTxIds <= CACHED_TX_IDS || old === height) break
-      this.txIdsByHeight.delete(old)
-      this.cachedTxIds -= oldIds.length
-    }
     return ids
   }
 

@@ -7,6 +7,7 @@ import { encodePayload, formatTimestamp, signTx, type Block, type Transaction } 
 import { open } from 'lmdb'
 import type { ConsensusRecord, Proposal } from '../../src/consensus/index.js'
 import { ChainReader, ChainStore } from '../../src/storage/index.js'
+import { TxIdsByHeight } from '../../src/storage/reader.js'
 import { ALICE, BOB, CAROL, aliceKey } from '../helpers/fixtures.js'
 
 function tx (id: string, to: string): Transaction {
@@ -188,4 +189,26 @@ describe('ChainStore', () => {
     assert.equal(store.stateHash().digest(), StateHash.ofEntries([['bal:x', 5]]).digest())
     await store.close()
   }))
+})
+
+describe('TxIdsByHeight', () => {
+  test('holds at most its bound of ids, oldest block out first; the list just put always stays', () => {
+    const kept = new TxIdsByHeight(10)
+    kept.set(1, ['a', 'b', 'c', 'd'])
+    kept.set(2, ['e', 'f', 'g', 'h'])
+    assert.equal(kept.size, 8)
+    kept.set(3, ['i', 'j', 'k'])
+    assert.equal(kept.get(1), undefined, 'the oldest went')
+    assert.deepEqual(kept.get(2), ['e', 'f', 'g', 'h'])
+    assert.equal(kept.size, 7)
+    // a block larger than the bound on its own is kept, alone
+    kept.set(4, Array.from({ length: 25 }, (_, i) => `x${i}`))
+    assert.equal(kept.size, 25)
+    assert.equal(kept.get(2), undefined)
+    assert.equal(kept.get(3), undefined)
+    assert.equal(kept.get(4)?.length, 25)
+    // putting a height again replaces its list and its count
+    kept.set(4, ['y'])
+    assert.equal(kept.size, 1)
+  })
 })
