@@ -19,7 +19,7 @@ import { EDGE_CLIENT_IP_HEADER, EDGE_SECRET_HEADER } from './edge/protocol.js'
 import { secretsEqual } from '../crypto/index.js'
 import { openApiDocument } from './openapi.js'
 import { requestId } from './request-id.js'
-import { closeGracefully, httpMetrics, routeBodies, routeHandler, slowClientTimeouts } from './serving.js'
+import { closeGracefully, httpMetrics, routeBodies, routeHandler, routeTemplates, slowClientTimeouts } from './serving.js'
 import { koaPath, route, type AnyRoute } from './route.js'
 import { chainRoutes } from './routes/chain.js'
 import { contractRoutes } from './routes/contracts.js'
@@ -199,15 +199,6 @@ function realtimeGateway (
     nodeVersion: NODE_VERSION,
     logger: opts.logger
   })
-}
-
-/** The OpenAPI template of the route the router would pick for (method, path). */
-function routeTemplates (router: Router, routes: readonly AnyRoute[]): (method: string, path: string) => string | undefined {
-  const byKoaPath = new Map(routes.map((r) => [koaPath(r.path), r.path]))
-  return (method, path) => {
-    const layer = router.match(path, method).pathAndMethod.at(-1)
-    return layer !== undefined ? byKoaPath.get(String(layer.path)) : undefined
-  }
 }
 
 function metricsRoute (metrics: NodeMetrics): AnyRoute {

@@ -9,7 +9,8 @@ import type { EnvSettings } from '../node/index.js'
 import { KithError } from '../errors/index.js'
 import { parseOrThrow } from '../validation/index.js'
 import { jsonBody, requireBearer, type AccessOptions } from './middleware.js'
-import type { AnyRoute } from './route.js'
+import type Router from '@koa/router'
+import { koaPath, type AnyRoute } from './route.js'
 
 /** The body reader of a listener serving `routes`: the upload cap on /feed/publish, and bodyBytes routes left unparsed. */
 export function routeBodies (env: EnvSettings, routes: readonly AnyRoute[]): ReturnType<typeof jsonBody> {
@@ -106,5 +107,14 @@ export function httpMetrics (
   function observe (ctx: Context, started: number): void {
     const route = typeof ctx.state.route === 'string' ? ctx.state.route : templateOf(ctx.method, ctx.path) ?? 'unmatched'
     metrics.observeHttp(ctx.method, route, ctx.status, (performance.now() - started) / 1000)
+  }
+}
+
+/** The OpenAPI template of the route the router would pick for (method, path). */
+export function routeTemplates (router: Router, routes: readonly AnyRoute[]): (method: string, path: string) => string | undefined {
+  const byKoaPath = new Map(routes.map((r) => [koaPath(r.path), r.path]))
+  return (method, path) => {
+    const layer = router.match(path, method).pathAndMethod.at(-1)
+    return layer !== undefined ? byKoaPath.get(String(layer.path)) : undefined
   }
 }

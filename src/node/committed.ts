@@ -20,7 +20,7 @@ export type CommittedChain = Pick<ChainReader, 'get' | 'getTx' | 'getBlockSummar
 export interface CommittedReads {
   head: () => ChainHead
   balance: (pubkey: string) => number
-  /** a confirmed transaction; undefined when no committed block holds it (pending, unknown or pruned) */
+  /** a confirmed transaction; undefined when no committed block holds it (the node's ChainView finds a pending one too) */
   lookupTx: (id: string) => TxLookup | undefined
   /** confirmed transactions touching `pubkey`, newest first */
   addressHistory: (pubkey: string, limit: number) => { items: TxLookup[], count: number }

@@ -79,27 +79,18 @@ const BUILD_BUDGET_SHARE = 0.25
  * and the door for new transactions. Nothing outside the node writes its store, mempool or
  * consensus; they read through this.
  */
-export interface ChainView {
+export interface ChainView extends CommittedReads {
   readonly events: EventEmitter<NodeEvents>
   readonly genesis: Genesis
   readonly genesisHash: string
   /** the committed state, for registry, contract and limit lookups */
   readonly state: StateReader
   readonly mempoolBounds: Readonly<MempoolOptions>
-  head: () => ChainHead
-  balance: (pubkey: string) => number
   supply: () => number
   totalTxs: () => number
   mempoolSize: () => number
   validators: (height?: number) => Validator[]
   peers: () => PeerView[]
-  lookupTx: (id: string) => TxLookup | undefined
-  addressHistory: (pubkey: string, limit: number) => { items: TxLookup[], count: number }
-  blockSummary: (height: number) => BlockSummary | undefined
-  storedBlock: (height: number) => StoredBlock | undefined
-  blockHeader: (height: number) => StoredHeader | undefined
-  blockTxIds: (height: number) => string[] | undefined
-  earliestBlockBody: () => number
   /** the digest of the committed state's hash (docs/protocol.md § 5.4) */
   stateHash: () => string
   submitTx: (raw: unknown) => Promise<SubmitResult>

@@ -17,18 +17,18 @@ import Koa, { type Context, type Middleware, type Next } from 'koa'
 import type { Logger } from 'pino'
 import { verifyTxSignature } from '../../chain/index.js'
 import { PublishDecoder, decodedForTransfer, type PublishResponse } from '../../feed/index.js'
-import { committedReads, type CommittedChain, type EnvSettings, type SubmitResult } from '../../node/index.js'
+import { committedReads, type CommittedChain, type CommittedReads, type EnvSettings, type SubmitResult } from '../../node/index.js'
 import { clientAddressKey } from '../../relay/index.js'
 import { KithError } from '../../errors/index.js'
 import { answerClientError, answerFailed, errorMiddleware } from '../errors.js'
 import { privateMode, rateLimit, RateLimiter, type AccessOptions } from '../middleware.js'
 import { REQUEST_ID_HEADER, requestId } from '../request-id.js'
 import { koaPath, type AnyRoute } from '../route.js'
-import { chainReadRoutes, type ChainReadView } from '../routes/chain.js'
+import { chainReadRoutes } from '../routes/chain.js'
 import { publishRoute } from '../routes/feed.js'
 import { broadcastRoute, type BroadcastAnswer } from '../routes/relay.js'
 import { submitTxRoute } from '../routes/submit.js'
-import { closeGracefully, httpMetrics, routeBodies, routeHandler, slowClientTimeouts } from '../serving.js'
+import { closeGracefully, httpMetrics, routeBodies, routeHandler, routeTemplates, slowClientTimeouts } from '../serving.js'
 import { coreLink, type CoreLink } from './proxy.js'
 import type { EdgeCall, EdgeCallKind, HttpObservation } from './protocol.js'
 
@@ -90,7 +90,7 @@ class AskTheCore extends Error {}
  */
 function committedReadRoutes (chain: CommittedChain): AnyRoute[] {
   const reads = committedReads(chain)
-  const view: ChainReadView = {
+  const view: CommittedReads = {
     ...reads,
     lookupTx: (id) => {
       const found = reads.lookupTx(id)
@@ -112,11 +112,7 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   const reads = opts.chain !== undefined ? committedReadRoutes(opts.chain) : []
   const readRouter = new Router()
   for (const r of reads) readRouter.get(koaPath(r.path), routeHandler(r, access))
-  const templates = new Map(reads.map((r) => [koaPath(r.path), r.path]))
-  const readTemplate = (method: string, path: string): string | undefined => {
-    const layer = readRouter.match(path, method).pathAndMethod.at(-1)
-    return layer !== undefined ? templates.get(String(layer.path)) : undefined
-  }
+  const readTemplate = routeTemplates(readRouter, reads)
   const link = coreLink(opts.corePort, opts.secret, opts.maxQueuedBytes, log)
 
   const app = new Koa({ proxy: false })

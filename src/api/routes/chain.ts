@@ -2,7 +2,7 @@
 import { addressOf, Contracts, formatAmount, resolveAccount } from '../../chain/index.js'
 import { wellKnownContracts } from './contracts.js'
 import { KithError } from '../../errors/index.js'
-import type { ChainView } from '../../node/index.js'
+import type { ChainView, CommittedReads } from '../../node/index.js'
 import { submitTxRoute } from './submit.js'
 import { BUILD, NODE_VERSION, PROTOCOL_VERSION } from '../../release/index.js'
 import { presentAddressTx, presentTx, isoTime } from '../present.js'
@@ -15,22 +15,22 @@ import {
 /** Feature tags this node really serves today (spec, "Versioning"); more are added as they land. */
 export const FEATURES = ['chain_id', 'feed_v2', 'identity_registry', 'media_scrub', 'onboarding_api', 'relay_broadcast', 'relay_mailbox', 'ws_submit_tx']
 
-function stateHashAt (node: ChainReadView, height: number): { state_hash?: string } {
+function stateHashAt (node: CommittedReads, height: number): { state_hash?: string } {
   const digest = node.blockSummary(height)?.state_hash
   return digest === undefined ? {} : { state_hash: digest }
 }
 
 /** On a pruned node an unknown id may be an old transaction: say from where it holds them. */
-function prunedNote (node: ChainReadView): string {
+function prunedNote (node: CommittedReads): string {
   const earliest = node.earliestBlockBody()
   return earliest > 1 ? ` (this node keeps transactions from height ${earliest} on: --prune-keep-blocks)` : ''
 }
 
-/** What the committed-read routes need of a node: an HTTP edge thread gives them a view of its own (src/api/edge). */
-export type ChainReadView = Pick<ChainView, 'head' | 'balance' | 'lookupTx' | 'addressHistory' | 'blockSummary' | 'blockHeader' | 'blockTxIds' | 'earliestBlockBody'>
-
-/** A transaction, an address, a block: served from committed blocks (and the mempool, for a pending transaction). */
-export function chainReadRoutes (node: ChainReadView): AnyRoute[] {
+/**
+ * A transaction, an address, a block: served from committed blocks (and, on the core, the mempool
+ * for a pending transaction); an HTTP edge thread gives them a view of its own (src/api/edge).
+ */
+export function chainReadRoutes (node: CommittedReads): AnyRoute[] {
   return [
     route({
       method: 'get',

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { connect, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pino } from 'pino'
@@ -157,6 +157,29 @@ describe('committed reads answered on an HTTP edge thread', () => {
     } finally {
       refusedFor = undefined
     }
+    assert.equal((await get('/api/tx/t1')).status, 200)
+  })
+
+  test('garbage and connections cut mid-request (a read, a miss on its way to the core) leave the edge serving', async () => {
+    const port = Number(new URL(base).port)
+    const exchange = async (text: string, cut: boolean): Promise<string> => await new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(text)
+        if (cut) { socket.destroy(); resolve('') }
+      })
+      let got = ''
+      socket.on('data', (chunk: Buffer) => { got += chunk.toString('latin1') })
+      socket.on('close', () => resolve(got))
+      socket.on('error', () => resolve(got))
+      setTimeout(() => { socket.destroy(); resolve(got) }, 2000)
+    })
+    assert.match(await exchange('GET /api/blocks/1 HTTP/1.1\r\nHost: x\r\n', true), /^$/)
+    assert.match(await exchange('GET /api/tx/never-committed HTTP/1.1\r\nHost: x\r\n\r\n', true), /^$/)
+    const garbage = await exchange('\u0000\u0001 nonsense\r\n\r\n', false)
+    assert.match(garbage, /^HTTP\/1\.1 400/)
+    assert.match(garbage, /"error"/)
+    for (let i = 0; i < 20; i++) await exchange(`GET /api/address/${ALICE} HTTP/1.1\r\nHost: x\r\n`, true)
+    assert.equal((await get('/api/blocks/1')).status, 200)
     assert.equal((await get('/api/tx/t1')).status, 200)
   })
 
