@@ -41,6 +41,9 @@
  * Then the state hash benchmark (bench/state-hash.ts: µs per committed transaction to keep the
  * LtHash of the state, beside the chained state root) unless --no-state-hash.
  *
+ * Then the block commit benchmark (bench/commit.ts: µs per transaction of ChainStore.commitBlock
+ * for blocks of 1,400 transfers, and reads of what it wrote) unless --no-commit.
+ *
  * Then the snapshot benchmark (bench/snapshot.ts: import, export and start of a node on a
  * snapshot of 100,000 and 1,000,000 accounts, a new node joining by state sync from a peer that
  * offers it, and joining by replay) unless --no-snapshot; --quick runs 100,000.
@@ -54,6 +57,7 @@ import { machineInfo } from './lib/proc.js'
 import { DEFAULT_NETWORK_CONFIG, QUICK_NETWORK_CONFIG, formatNetwork, runNetworkBench, type NetworkBenchConfig, type NetworkBenchResult } from './network.js'
 import { QUICK_MEDIA_CONFIG, formatMediaBench, runMediaBench, type MediaBenchResult } from './media.js'
 import { QUICK_FEED_CONFIG, formatFeedBench, runFeedBench, type FeedBenchConfig, type FeedBenchResult } from './feed.js'
+import { QUICK_COMMIT_CONFIG, formatCommitBench, runCommitBench, type CommitBenchResult } from './commit.js'
 import { QUICK_CHAIN_READS_CONFIG, formatChainReads, runChainReadsBench, type ChainReadsResult } from './chain-reads.js'
 import { QUICK_RELAY_CONFIG, formatRelayBench, runRelayBench, type RelayBenchResult } from './relay.js'
 import { QUICK_REALTIME_CONFIG, formatRealtimeBench, runRealtimeBench, type RealtimeBenchResult } from './realtime.js'
@@ -217,6 +221,12 @@ async function main (): Promise<void> {
     out.push('## State hash', '', formatStateHashBench(stateHash), '')
   }
 
+  let commit: CommitBenchResult | undefined
+  if (!process.argv.includes('--no-commit')) {
+    commit = await runCommitBench(quick ? QUICK_COMMIT_CONFIG : {}, log)
+    out.push('## Block commit', '', formatCommitBench(commit), '')
+  }
+
   let snapshot: SnapshotBenchResult | undefined
   if (!process.argv.includes('--no-snapshot')) {
     snapshot = quick ? await runSnapshotBench(QUICK_SNAPSHOT_ACCOUNTS, QUICK_REPLAY_BLOCKS, log) : await runSnapshotBench(undefined, undefined, log)
@@ -240,7 +250,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, chainReads, media, feed, realtime, contracts, registry, pruning, stateHash, snapshot, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, chainReads, media, feed, realtime, contracts, registry, pruning, stateHash, commit, snapshot, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

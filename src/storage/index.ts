@@ -9,12 +9,14 @@ import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { StateHash, stateLanesCache, type Block, type BlockHeader, type Commit, type StateValue, type Transaction, type WriteSet } from '../chain/index.js'
 import type { ConsensusRecord, Proposal } from '../consensus/index.js'
-import { CHAIN_DBS } from './names.js'
+import { encodeBlockBody } from './block-body.js'
+import { CHAIN_DBS, LEGACY_CHAIN_DBS } from './names.js'
 import { ChainReader } from './reader.js'
 import type { ChainHead } from './types.js'
 
 export type { BlockSummary, ChainHead, StoredBlock, StoredHeader, StoredTx } from './types.js'
 export { ChainReader } from './reader.js'
+export { encodeBlockBody } from './block-body.js'
 
 export { StoreSnapshotReader } from './snapshot-reader.js'
 
@@ -43,6 +45,8 @@ export interface BlockCommitInput {
   stateHash?: StateHash
   /** ids to remove from the persisted mempool (included or dropped) */
   removePending: string[]
+  /** the block's transactions as encodeBlockBody wrote them, when the caller already has them */
+  body?: Uint8Array[]
 }
 
 export interface GenesisInit {
@@ -57,6 +61,11 @@ export interface StoreOptions {
   /** fsync on commit (default true); tests of the crash path keep it on */
   sync?: boolean
 }
+
+/** meta 'layout' of a store whose transactions are in block bodies */
+const BODIES_LAYOUT = 2
+/** Transactions moved per store transaction when an older store's are made into block bodies. */
+const LEGACY_BATCH = 50_000
 
 type ProposalKey = [number, number, string]
 /** The consensus record as stored: proposals by reference, their blocks stored once each. */
@@ -88,6 +97,45 @@ export class ChainStore extends ChainReader {
     this.consensus = this.consensusRoot.openDB({ name: 'consensus' })
     this.proposals = this.consensusRoot.openDB({ name: 'proposals' })
     this.moveLegacyConsensusRecord()
+    this.moveLegacyTransactions()
+  }
+
+  /**
+   * Stores written before block bodies kept a record and an id entry per transaction and an
+   * address-history entry per transaction: they are moved into bodies and per-block address
+   * entries, a batch of heights per store transaction, so a crash midway resumes where it stopped.
+   */
+  private moveLegacyTransactions (): void {
+    if (this.meta.get('layout') === BODIES_LAYOUT) return
+    const legacyTxs = this.root.openDB<Transaction, [number, number]>({ name: LEGACY_CHAIN_DBS.txs })
+    for (;;) {
+      let moved = 0
+      this.root.transactionSync(() => {
+        let height = -1
+        let txs: Transaction[] = []
+        const flush = (): void => {
+          if (txs.length > 0) this.writeBody(height, encodeBlockBody(txs), txs, false)
+          txs = []
+        }
+        for (const { key, value } of legacyTxs.getRange({ start: [0, 0] })) {
+          // whole heights only, and at most about LEGACY_BATCH transactions per store transaction
+          if (key[0] !== height) {
+            flush()
+            if (moved >= LEGACY_BATCH) break
+            height = key[0]
+          }
+          txs.push(value)
+          legacyTxs.remove(key)
+          moved++
+        }
+        flush()
+      })
+      if (moved === 0) break
+    }
+    this.root.transactionSync(() => {
+      for (const name of Object.values(LEGACY_CHAIN_DBS)) this.root.openDB({ name }).dropSync()
+      this.meta.put('layout', BODIES_LAYOUT)
+    })
   }
 
   /**
@@ -188,7 +236,7 @@ export class ChainStore extends ChainReader {
 
   /**
    * Drops the transactions of the oldest blocks, up to `maxHeights` of them and never at or
-   * above `keepFrom`: their records, their ids and their entries in the address histories.
+   * above `keepFrom`: their bodies and their entries in the address histories.
    * Headers, commit certificates, summaries and the state stay, so the chain still verifies
    * from genesis and duplicates are still refused (the state's `txid:` keys). One transaction
    * per call, with the new lower bound: a crash leaves a store pruned up to some height.
@@ -203,18 +251,15 @@ export class ChainStore extends ChainReader {
     try {
       await this.root.transaction(() => {
         const touched = new Set<string>()
-        for (const { key, value: tx } of this.txs.getRange({ start: [from, 0], end: [to, 0] })) {
-          this.txs.remove(key)
-          this.txIds.remove(tx.id)
-          if (tx.from !== '') touched.add(tx.from)
-          if (tx.to !== '') touched.add(tx.to)
-        }
-        // an address's history is in commit order: its pruned entries are the oldest ones
-        for (const pubkey of touched) {
-          for (const { key, value: id } of this.addrIndex.getRange({ start: [pubkey, 0], end: [pubkey, Number.MAX_SAFE_INTEGER] })) {
-            if (this.txIds.get(id) !== undefined) break
-            this.addrIndex.remove(key)
+        for (let height = from; height < to; height++) {
+          for (const tx of this.body(height).txs() ?? []) {
+            if (tx.from !== '') touched.add(tx.from)
+            if (tx.to !== '') touched.add(tx.to)
           }
+        }
+        for (const key of this.bodies.getKeys({ start: [from, 0], end: [to, 0] })) this.bodies.remove(key)
+        for (const pubkey of touched) {
+          for (const { key } of this.addrBlocks.getRange({ start: [pubkey, 0], end: [pubkey, to] })) this.addrBlocks.remove(key)
         }
         this.meta.put('pruned_below', to)
       })
@@ -244,21 +289,8 @@ export class ChainStore extends ChainReader {
         if (value === null) this.stateDb.remove(key)
         else this.stateDb.put(key, value)
       }
-      const counts = new Map<string, number>()
-      const touch = (pubkey: string, id: string): void => {
-        if (pubkey === '') return
-        const next = (counts.get(pubkey) ?? this.addrCount.get(pubkey) ?? 0) + 1
-        counts.set(pubkey, next)
-        this.addrIndex.put([pubkey, next], id)
-      }
       const height = block.header.height
-      block.txs.forEach((tx, index) => {
-        this.txs.put([height, index], tx)
-        this.txIds.put(tx.id, [height, index])
-        touch(tx.from, tx.id)
-        if (tx.to !== tx.from) touch(tx.to, tx.id)
-      })
-      for (const [pubkey, count] of counts) this.addrCount.put(pubkey, count)
+      if (block.txs.length > 0) this.writeBody(height, input.body ?? encodeBlockBody(block.txs), block.txs, true)
       for (const id of removePending) this.mempool.remove(id)
       this.blocks.put(height, { block: { header: block.header, last_commit: block.last_commit }, hash, commit })
       this.summaries.put(block.header.height, {
@@ -272,6 +304,29 @@ export class ChainStore extends ChainReader {
     this.cachedStateHash = stateHash
     await this.root.flushed
     this.forgetDecided(block.header.height)
+  }
+
+  /**
+   * A block's transactions: its body, and for each address in it one history entry listing its
+   * transactions there (and, for a new block, the address's count). Inside a store transaction.
+   */
+  private writeBody (height: number, body: readonly Uint8Array[], txs: readonly Transaction[], count: boolean): void {
+    body.forEach((record, k) => this.bodies.put([height, k], Buffer.from(record.buffer, record.byteOffset, record.byteLength)))
+    const byAddress = new Map<string, string[]>()
+    const note = (pubkey: string, id: string): void => {
+      if (pubkey === '') return
+      const ids = byAddress.get(pubkey)
+      if (ids === undefined) byAddress.set(pubkey, [id])
+      else ids.push(id)
+    }
+    for (const tx of txs) {
+      note(tx.from, tx.id)
+      if (tx.to !== tx.from) note(tx.to, tx.id)
+    }
+    for (const [pubkey, ids] of byAddress) {
+      this.addrBlocks.put([pubkey, height], ids)
+      if (count) this.addrCount.put(pubkey, (this.addrCount.get(pubkey) ?? 0) + ids.length)
+    }
   }
 
   /**

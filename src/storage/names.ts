@@ -4,9 +4,18 @@ export const CHAIN_DBS = {
   state: 'state',
   blocks: 'blocks',
   summaries: 'block_summaries',
-  txs: 'txs',
-  txIds: 'tx_ids',
-  addr: 'addr',
+  bodies: 'block_bodies',
+  addrBlocks: 'addr_blocks',
   addrCount: 'addr_count',
   mempool: 'mempool'
+} as const
+
+/**
+ * Tables of stores written before block bodies (a record and an id entry per transaction, an
+ * address-history entry per transaction): moved into the tables above when such a store opens.
+ */
+export const LEGACY_CHAIN_DBS = {
+  txs: 'txs',
+  txIds: 'tx_ids',
+  addr: 'addr'
 } as const

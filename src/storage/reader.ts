@@ -5,7 +5,8 @@
  * wait for the writer, in this thread or another.
  */
 import { open, type Database, type RootDatabase } from 'lmdb'
-import type { StateReader, StateValue, Transaction } from '../chain/index.js'
+import { StateKeys, type StateReader, type StateValue } from '../chain/index.js'
+import { BlockBody } from './block-body.js'
 import { CHAIN_DBS } from './names.js'
 import type { BlockSummary, ChainHead, StoredBlock, StoredHeader, StoredTx } from './types.js'
 
@@ -44,20 +45,26 @@ export class TxIdsByHeight {
   }
 }
 
-type AddressKey = [string, number]
-type TxPosition = [number, number]
+/** [height, k]: record k of a block's body (block-body.ts: 0 the index, then its chunks) */
+export type BodyKey = [number, number]
+
+/** [pubkey, height]: an address's transactions in one block, one entry per block it is in. */
+export type AddressBlockKey = [string, number]
 
 export class ChainReader implements StateReader {
   protected readonly meta: Database<unknown, string>
   protected readonly stateDb: Database<StateValue, string>
-  /** blocks without their transactions, which live in `txs` under sequential keys */
+  /** blocks without their transactions, which live in `bodies` */
   protected readonly blocks: Database<StoredHeader, number>
   protected readonly summaries: Database<BlockSummary, number>
-  /** [height, index] -> transaction: appends in key order, so block writes touch few pages */
-  protected readonly txs: Database<Transaction, TxPosition>
-  /** id -> [height, index] */
-  protected readonly txIds: Database<TxPosition, string>
-  protected readonly addrIndex: Database<string, AddressKey>
+  /**
+   * [height, k] -> the block's transactions in a few records (block-body.ts). A transaction is found by
+   * id through the state's `txid:` entry (its height), then the body's id table.
+   */
+  protected readonly bodies: Database<Buffer, BodyKey>
+  /** [pubkey, height] -> ids of the block's transactions from or to pubkey, in block order */
+  protected readonly addrBlocks: Database<string[], AddressBlockKey>
+  /** pubkey -> how many committed transactions it is in, pruned ones included */
   protected readonly addrCount: Database<number, string>
   private readonly txIdsByHeight = new TxIdsByHeight()
 
@@ -66,9 +73,8 @@ export class ChainReader implements StateReader {
     this.stateDb = root.openDB({ name: CHAIN_DBS.state })
     this.blocks = root.openDB({ name: CHAIN_DBS.blocks })
     this.summaries = root.openDB({ name: CHAIN_DBS.summaries })
-    this.txs = root.openDB({ name: CHAIN_DBS.txs })
-    this.txIds = root.openDB({ name: CHAIN_DBS.txIds })
-    this.addrIndex = root.openDB({ name: CHAIN_DBS.addr })
+    this.bodies = root.openDB({ name: CHAIN_DBS.bodies, encoding: 'binary' })
+    this.addrBlocks = root.openDB({ name: CHAIN_DBS.addrBlocks })
     this.addrCount = root.openDB({ name: CHAIN_DBS.addrCount })
   }
 
@@ -120,8 +126,7 @@ export class ChainReader implements StateReader {
     if (height < this.earliestBody()) return undefined
     const stored = this.blocks.get(height)
     if (stored === undefined) return undefined
-    const txs: Transaction[] = []
-    for (const { value } of this.txs.getRange({ start: [height, 0], end: [height + 1, 0] })) txs.push(value)
+    const txs = this.body(height).txs() ?? []
     return { ...stored, block: { ...stored.block, txs } }
   }
 
@@ -135,8 +140,7 @@ export class ChainReader implements StateReader {
     if (height < this.earliestBody() || height > this.head().height) return undefined
     const cached = this.txIdsByHeight.get(height)
     if (cached !== undefined) return cached
-    const ids: string[] = []
-    for (const { value } of this.txs.getRange({ start: [height, 0], end: [height + 1, 0] })) ids.push(value.id)
+    const ids = this.body(height).ids() ?? []
     this.txIdsByHeight.set(height, ids)
     return ids
   }
@@ -151,19 +155,25 @@ export class ChainReader implements StateReader {
     return this.summaries.get(height)
   }
 
+  /** A block's transactions, read when asked for. */
+  protected body (height: number): BlockBody {
+    return new BlockBody((k) => this.bodies.getBinaryFast([height, k]))
+  }
+
   getTx (id: string): StoredTx | undefined {
-    const position = this.txIds.get(id)
-    if (position === undefined) return undefined
-    const tx = this.txs.get(position)
-    return tx === undefined ? undefined : { tx, height: position[0], index: position[1] }
+    const height = this.stateDb.get(StateKeys.txSeen(id))
+    if (typeof height !== 'number' || height < this.earliestBody()) return undefined
+    const found = this.body(height).find(id)
+    return found === undefined ? undefined : { tx: found.tx, height, index: found.index }
   }
 
   /** Newest first. */
   addressHistory (pubkey: string, limit: number): { ids: string[], count: number } {
     const count = this.addrCount.get(pubkey) ?? 0
     const ids: string[] = []
-    for (const { value } of this.addrIndex.getRange({ start: [pubkey, count], end: [pubkey, -1], reverse: true, limit })) {
-      ids.push(value)
+    for (const { value } of this.addrBlocks.getRange({ start: [pubkey, Number.MAX_SAFE_INTEGER], end: [pubkey, -1], reverse: true })) {
+      for (let i = value.length - 1; i >= 0 && ids.length < limit; i--) ids.push(value[i])
+      if (ids.length >= limit) break
     }
     return { ids, count }
   }

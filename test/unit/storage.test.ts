@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { encodePayload, formatTimestamp, signTx, type Block, type Transaction } from '../../src/chain/index.js'
 import { open } from 'lmdb'
 import type { ConsensusRecord, Proposal } from '../../src/consensus/index.js'
-import { ChainReader, ChainStore } from '../../src/storage/index.js'
+import { ChainReader, ChainStore, encodeBlockBody } from '../../src/storage/index.js'
 import { TxIdsByHeight } from '../../src/storage/reader.js'
 import { ALICE, BOB, CAROL, aliceKey } from '../helpers/fixtures.js'
 
@@ -20,6 +20,11 @@ function block (height: number, txs: Transaction[]): Block {
     txs,
     last_commit: null
   }
+}
+
+/** A block's writes as executing it gives them: every transaction's `txid:` entry, by which reads find it. */
+function seen (b: Block, writes: Array<[string, number | null]> = []): Map<string, number | null> {
+  return new Map([...writes, ...b.txs.map((t): [string, number] => [`txid:${t.id}`, b.header.height])])
 }
 
 function proposal (height: number, txs: Transaction[]): Proposal {
@@ -79,8 +84,9 @@ describe('ChainStore', () => {
     await store.putPending({ seq: 2, tx: tx('t2', CAROL) })
     await store.putPending({ seq: 3, tx: tx('t3', BOB) })
     const b1 = block(1, [tx('t1', BOB), tx('t2', CAROL)])
-    await store.commitBlock({ block: b1, hash: 'h1', commit: { height: 1, round: 0, block_hash: 'h1', signatures: [] }, writes: new Map([['bal:x', 7], ['gone', null]]), stateRoot: 'r1', removePending: ['t1', 't2'] })
-    await store.commitBlock({ block: block(2, [tx('t3', BOB)]), hash: 'h2', commit: null, writes: new Map(), stateRoot: 'r2', removePending: ['t3'] })
+    await store.commitBlock({ block: b1, hash: 'h1', commit: { height: 1, round: 0, block_hash: 'h1', signatures: [] }, writes: seen(b1, [['bal:x', 7], ['gone', null]]), stateRoot: 'r1', removePending: ['t1', 't2'] })
+    const b2 = block(2, [tx('t3', BOB)])
+    await store.commitBlock({ block: b2, hash: 'h2', commit: null, writes: seen(b2), stateRoot: 'r2', removePending: ['t3'] })
     await store.close()
 
     store = ChainStore.open(dir)
@@ -173,6 +179,67 @@ describe('ChainStore', () => {
     store = ChainStore.open(dir)
     await store.init(initArgs)
     assert.equal(store.stateHash().digest(), kept)
+    await store.close()
+  }))
+
+  test('a store written before block bodies has its transactions moved into them at open, batch by batch, resuming where a crash stopped', async () => await withStoreDir(async (dir) => {
+    let store = ChainStore.open(dir)
+    await store.init(initArgs)
+    await store.close()
+    // heights 2-4 as the old layout wrote them; height 1 already moved, as a crash after the
+    // first batch leaves it; 25,000 transfers a height, so the move takes two batches of heights
+    const legacy = open({ path: dir, compression: false })
+    const db = (name: string): ReturnType<typeof legacy.openDB> => legacy.openDB({ name })
+    const perHeight = 25_000
+    const txAt = (h: number, i: number): Transaction => ({
+      id: `h${h}-${i}`, type: 'TRANSFER', from: ALICE, to: i % 2 === 0 ? BOB : CAROL, amount: 1, fee: 1000, payload: 'e30=', signature: 's', timestamp: formatTimestamp(0), ...(i === 7 ? { memo: 'kept' } : {})
+    })
+    const counts = new Map<string, number>()
+    await legacy.transaction(() => {
+      db('meta').remove('layout')
+      const first = [txAt(1, 0), txAt(1, 1)]
+      const bodies = legacy.openDB({ name: 'block_bodies', encoding: 'binary' })
+      encodeBlockBody(first).forEach((record, k) => bodies.put([1, k], record))
+      db('addr_blocks').put([ALICE, 1], ['h1-0', 'h1-1'])
+      db('addr_blocks').put([BOB, 1], ['h1-0'])
+      db('addr_blocks').put([CAROL, 1], ['h1-1'])
+      counts.set(ALICE, 2).set(BOB, 1).set(CAROL, 1)
+      db('state').put('txid:h1-0', 1)
+      db('state').put('txid:h1-1', 1)
+      for (let h = 2; h <= 4; h++) {
+        for (let i = 0; i < perHeight; i++) {
+          const t = txAt(h, i)
+          db('txs').put([h, i], t)
+          db('tx_ids').put(t.id, [h, i])
+          db('state').put(`txid:${t.id}`, h)
+          for (const pubkey of [t.from, t.to]) {
+            const n = (counts.get(pubkey) ?? 0) + 1
+            counts.set(pubkey, n)
+            db('addr').put([pubkey, n], t.id)
+          }
+        }
+      }
+      for (const [pubkey, n] of counts) db('addr_count').put(pubkey, n)
+      for (let h = 1; h <= 4; h++) db('blocks').put(h, { block: { header: block(h, []).header, last_commit: null }, hash: `b${h}`, commit: null })
+      db('meta').put('head', { height: 4, hash: 'b4', state_root: 'r4', time: 4000 })
+    })
+    await legacy.close()
+
+    store = ChainStore.open(dir)
+    assert.deepEqual(store.getTx('h1-1'), { tx: txAt(1, 1), height: 1, index: 1 }, 'the height moved before the crash')
+    for (const [h, i] of [[2, 0], [3, 7], [4, perHeight - 1]]) assert.deepEqual(store.getTx(`h${h}-${i}`), { tx: txAt(h, i), height: h, index: i })
+    assert.deepEqual(store.getBlock(3)?.block.txs.slice(0, 8), Array.from({ length: 8 }, (_, i) => txAt(3, i)))
+    assert.deepEqual(store.addressHistory(ALICE, 3), { ids: [`h4-${perHeight - 1}`, `h4-${perHeight - 2}`, `h4-${perHeight - 3}`], count: 2 + 3 * perHeight })
+    assert.deepEqual(store.addressHistory(BOB, 1_000_000).ids.slice(-2), ['h2-0', 'h1-0'], 'every height, in order')
+    assert.equal(store.addressHistory(BOB, 1_000_000).ids.length, 1 + 3 * perHeight / 2)
+    await store.close()
+    const raw = open({ path: dir, compression: false, readOnly: true })
+    assert.equal(raw.openDB({ name: 'meta' }).get('layout'), 2)
+    // a read-only environment opens no table that is not there
+    for (const name of ['txs', 'tx_ids', 'addr']) assert.equal(raw.openDB({ name }) as unknown, undefined, `${name} is dropped`)
+    await raw.close()
+    store = ChainStore.open(dir)
+    assert.equal(store.getTx('h2-5')?.index, 5, 'reopening moves nothing twice')
     await store.close()
   }))
 

@@ -59,7 +59,7 @@ describe('committed reads answered on an HTTP edge thread', () => {
     dir = await mkdtemp(join(tmpdir(), 'kith-edge-reads-'))
     store = ChainStore.open(dir)
     await store.init({ chainId: 'c', genesisHash: 'g', genesisTime: 0, build: () => ({ state: new Map([[StateKeys.balance(ALICE), 10_000]]), stateRoot: 'r0' }) })
-    await store.commitBlock({ block: block(1, [tx('t1', BOB)]), hash: 'b1', commit: null, writes: new Map([[StateKeys.balance(ALICE), 8_999]]), stateRoot: 'r1', removePending: [] })
+    await store.commitBlock({ block: block(1, [tx('t1', BOB)]), hash: 'b1', commit: null, writes: new Map([[StateKeys.balance(ALICE), 8_999], [StateKeys.txSeen('t1'), 1]]), stateRoot: 'r1', removePending: [] })
     reader = ChainReader.openReadOnly(dir)
     // stand-in for the core's private listener: records what the edge hands on
     core = createServer((req, res) => {
@@ -130,7 +130,7 @@ describe('committed reads answered on an HTTP edge thread', () => {
 
   test('a block committed since the last request is seen by the next one', async () => {
     assert.equal((await get('/api/blocks/2')).status, 404)
-    await store.commitBlock({ block: block(2, [tx('t2', BOB)]), hash: 'b2', commit: null, writes: new Map([[StateKeys.balance(ALICE), 7_998]]), stateRoot: 'r2', removePending: [] })
+    await store.commitBlock({ block: block(2, [tx('t2', BOB)]), hash: 'b2', commit: null, writes: new Map([[StateKeys.balance(ALICE), 7_998], [StateKeys.txSeen('t2'), 2]]), stateRoot: 'r2', removePending: [] })
     assert.equal((await get('/api/blocks/latest')).json !== undefined && ((await get('/api/blocks/latest')).json as { height: number }).height, 2)
     assert.equal(((await get('/api/tx/t2')).json as { block_index: number }).block_index, 2)
     assert.equal(((await get(`/api/address/${ALICE}`)).json as { balance_ut: number }).balance_ut, 7_998)
