@@ -16,7 +16,6 @@ import type { ChainHead } from './types.js'
 
 export type { BlockSummary, ChainHead, StoredBlock, StoredHeader, StoredTx } from './types.js'
 export { ChainReader } from './reader.js'
-export { encodeBlockBody } from './block-body.js'
 
 export { StoreSnapshotReader } from './snapshot-reader.js'
 
@@ -45,8 +44,6 @@ export interface BlockCommitInput {
   stateHash?: StateHash
   /** ids to remove from the persisted mempool (included or dropped) */
   removePending: string[]
-  /** the block's transactions as encodeBlockBody wrote them, when the caller already has them */
-  body?: Uint8Array[]
 }
 
 export interface GenesisInit {
@@ -290,7 +287,7 @@ export class ChainStore extends ChainReader {
         else this.stateDb.put(key, value)
       }
       const height = block.header.height
-      if (block.txs.length > 0) this.writeBody(height, input.body ?? encodeBlockBody(block.txs), block.txs, true)
+      if (block.txs.length > 0) this.writeBody(height, encodeBlockBody(block.txs), block.txs, true)
       for (const id of removePending) this.mempool.remove(id)
       this.blocks.put(height, { block: { header: block.header, last_commit: block.last_commit }, hash, commit })
       this.summaries.put(block.header.height, {
