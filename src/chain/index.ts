@@ -28,9 +28,9 @@ export type { BlockExecution, BlockSelection, CheckedTx, ExecuteOptions, Signatu
 export {
   Base64Schema, MAX_AMOUNT, MAX_MEMO_CHARS, MAX_PAYLOAD_BASE64_CHARS, MAX_TX_ID_LENGTH, PubkeySchema, TX_TYPES, TransactionSchema,
   X25519Schema, decodePayload, encodePayload, formatTimestamp, sameTx, signTx, signingBytes, timestampMs, txHash, txSize,
-  verifyTxSignature, wholeTx
+  verifyTxSignature, verifyTxSignatureBy, wholeTx
 } from './tx.js'
-export type { Transaction, TxType } from './tx.js'
+export type { SignatureVerifier, Transaction, TxType } from './tx.js'
 export { validatorSetAt } from './validators.js'
 export type { ValidatorEntry, ValidatorSetState } from './validators.js'
 export { TX_RULES, relayFeeText, deployFee, deployToPrepare } from './rules/index.js'

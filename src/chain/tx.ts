@@ -119,6 +119,15 @@ export function verifyTxSignature (tx: Transaction): boolean {
   return verify(signingBytes(tx), signature, Buffer.from(tx.from, 'hex'))
 }
 
+/** Verifies an Ed25519 signature: `verify` or a pool's, which runs it off the calling thread. */
+export type SignatureVerifier = (message: Uint8Array, signature: Uint8Array, publicKey: Uint8Array) => Promise<boolean>
+
+/** verifyTxSignature, by `verifier` (a VerifyPool's): the event loop goes on while it runs. */
+export async function verifyTxSignatureBy (verifier: SignatureVerifier, tx: Transaction): Promise<boolean> {
+  const signature = fromBase64(tx.signature)
+  return signature !== undefined && await verifier(signingBytes(tx), signature, Buffer.from(tx.from, 'hex'))
+}
+
 export function signTx (unsigned: Omit<Transaction, 'signature'>, secretKey: Uint8Array): Transaction {
   return { ...unsigned, signature: toBase64(sign(signingBytes(unsigned), secretKey)) }
 }

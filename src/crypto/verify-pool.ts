@@ -47,7 +47,8 @@ export class VerifyPool {
     })
   }
 
-  verify (message: Uint8Array, signature: Uint8Array, publicKey: Uint8Array): Promise<boolean> {
+  /** A property, not a method: it is handed on as a verifier on its own (verifyTxSignatureBy). */
+  readonly verify = (message: Uint8Array, signature: Uint8Array, publicKey: Uint8Array): Promise<boolean> => {
     if (signature.length !== SIGNATURE_BYTES || publicKey.length !== KEY_BYTES) return Promise.resolve(false)
     return new Promise((resolve, reject) => {
       this.batch.push({ item: [message, signature, publicKey], resolve, reject })

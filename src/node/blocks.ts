@@ -8,12 +8,12 @@
 import type { Logger } from 'pino'
 import {
   blockHash as hashBlock, assembleBlock, checkStateless, encodePayload, executeBlock, formatTimestamp, maxBlockTxs, rewardTxId, selectBlockTxs, signTx,
-  headerCarriesStateHash, signingBytes, verifyTxSignature, MAX_BLOCK_TXS, type Block, type BlockContext, type CheckedTx, type Genesis, type StateHash, type StateReader,
+  headerCarriesStateHash, verifyTxSignature, verifyTxSignatureBy, MAX_BLOCK_TXS, type Block, type BlockContext, type CheckedTx, type Genesis, type StateHash, type StateReader,
   type Transaction, type WriteSet
 } from '../chain/index.js'
 import type { Validator } from '../consensus/index.js'
 import type { ContractEngine } from '../contracts/index.js'
-import { fromBase64, type KeyPair, type VerifyPool } from '../crypto/index.js'
+import type { KeyPair, VerifyPool } from '../crypto/index.js'
 import { KithError } from '../errors/index.js'
 import type { Mempool } from '../mempool/index.js'
 import type { ChainHead, ChainStore } from '../storage/index.js'
@@ -169,10 +169,7 @@ export class Blocks {
     const pool = this.deps.verifyPool
     if (pool === undefined) return
     const unheld = txs.filter((tx) => this.deps.mempool.get(tx.id)?.signature !== tx.signature && !this.preverified.has(`${tx.id}|${tx.signature}`))
-    const results = await Promise.all(unheld.map(async (tx) => {
-      const signature = fromBase64(tx.signature)
-      return signature !== undefined && await pool.verify(signingBytes(tx), signature, Buffer.from(tx.from, 'hex'))
-    }))
+    const results = await Promise.all(unheld.map(async (tx) => await verifyTxSignatureBy(pool.verify, tx)))
     // bounded: a few proposals' worth at most, emptied at every commit
     if (this.preverified.size > 4 * MAX_BLOCK_TXS) this.preverified.clear()
     unheld.forEach((tx, i) => { if (results[i]) this.preverified.add(`${tx.id}|${tx.signature}`) })

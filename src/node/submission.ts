@@ -6,11 +6,11 @@
  */
 import type { Logger } from 'pino'
 import {
-  TransactionSchema, badSignature, checkStateless, checkSubmission, deployToPrepare, sameTx, signingBytes,
+  TransactionSchema, badSignature, checkStateless, checkSubmission, deployToPrepare, sameTx, verifyTxSignatureBy,
   MAX_BLOCK_TXS, type BlockContext, type CheckedTx, type StateReader, type Transaction
 } from '../chain/index.js'
 import type { ContractEngine } from '../contracts/index.js'
-import { fromBase64, type VerifyPool } from '../crypto/index.js'
+import type { VerifyPool } from '../crypto/index.js'
 import { KithError } from '../errors/index.js'
 import type { Mempool } from '../mempool/index.js'
 import type { ChainStore } from '../storage/index.js'
@@ -140,8 +140,7 @@ export class Submission {
     const { verifyPool: pool, clock } = this.deps
     if (pool === undefined) return checkSubmission(tx, clock.now())
     const checked = checkSubmission(tx, clock.now(), () => true)
-    const signature = fromBase64(tx.signature)
-    if (signature === undefined || !await pool.verify(signingBytes(tx), signature, Buffer.from(tx.from, 'hex'))) throw badSignature()
+    if (!await verifyTxSignatureBy(pool.verify, tx)) throw badSignature()
     return checked
   }
 

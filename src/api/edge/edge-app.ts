@@ -3,8 +3,9 @@
  * the kernel spreads connections over them). The busy write routes are answered here: POST
  * /api/tx, /relay/broadcast and /feed/publish have their bodies read, parsed, checked against
  * their schemas, and (a transaction's signature, a publish's base64, hash and signature) decoded
- * and verified on this thread; only the part that needs the node's order and state goes to the
- * core, as one call (a large publish is decoded on a thread of the edge's own). The committed
+ * and verified; only the part that needs the node's order and state goes to the core, as one call.
+ * A transaction's signature is verified on a thread of the edge's own, and so is a large publish
+ * decoded. The committed
  * reads (GET /api/tx/{id}, /api/address/{pubkey}, /api/blocks/{height}) are answered here too,
  * from the edge's own read-only view of the chain store; a transaction no committed block holds
  * (pending, or unknown) goes on to the core, which knows the mempool. Every other request goes on
@@ -15,7 +16,8 @@ import type { AddressInfo } from 'node:net'
 import Router from '@koa/router'
 import Koa, { type Context, type Middleware, type Next } from 'koa'
 import type { Logger } from 'pino'
-import { verifyTxSignature } from '../../chain/index.js'
+import { verifyTxSignatureBy } from '../../chain/index.js'
+import { VerifyPool } from '../../crypto/index.js'
 import { PublishDecoder, decodedForTransfer, type PublishResponse } from '../../feed/index.js'
 import { committedReads, type CommittedChain, type CommittedReads, type EnvSettings, type SubmitResult } from '../../node/index.js'
 import { clientAddressKey } from '../../relay/index.js'
@@ -68,10 +70,13 @@ export interface EdgeApp {
  * other requests of its connections, forwarded reads included, do not wait behind a photo's
  * JSON.parse and base64 check.
  */
-function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder): AnyRoute[] {
+function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder, verifier: VerifyPool | undefined): AnyRoute[] {
   const { call } = opts
   const all: Record<EdgeCallKind, () => AnyRoute> = {
-    'submit-tx': () => submitTxRoute(async (tx, ctx) => await call({ kind: 'submit-tx', tx, signatureValid: verifyTxSignature(tx) }, ctx.ip) as SubmitResult),
+    'submit-tx': () => submitTxRoute(async (tx, ctx) => {
+      const signatureValid = verifier !== undefined && await verifyTxSignatureBy(verifier.verify, tx)
+      return await call({ kind: 'submit-tx', tx, signatureValid }, ctx.ip) as SubmitResult
+    }),
     broadcast: () => broadcastRoute(async (envelope, ctx) => await call({ kind: 'broadcast', envelope }, ctx.ip) as BroadcastAnswer),
     publish: () => publishRoute(async (body, ctx) => {
       const { decoded, transfer } = decodedForTransfer(await decoder.decode(body))
@@ -106,7 +111,10 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   const access: AccessOptions = { token: opts.env.apiToken, private: opts.env.apiPrivate }
   // one decode thread per edge, started only where the core takes publishes
   const decoder = new PublishDecoder({ workers: opts.calls.includes('publish') ? 1 : 0, logger: log })
-  const routes = edgeRoutes(opts, decoder)
+  // and one verify thread, where it takes transactions: with the signatures checked on the edge's
+  // loop, one edge was the serial bound of submissions (docs/benchmarks.md, "Two edges")
+  const verifier = opts.calls.includes('submit-tx') ? new VerifyPool(1) : undefined
+  const routes = edgeRoutes(opts, decoder, verifier)
   const handlers = new Map(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, routeHandler(r, access)]))
   // the committed reads, with parameters in their paths: a router of their own (GET, and HEAD with it)
   const reads = opts.chain !== undefined ? committedReadRoutes(opts.chain) : []
@@ -175,6 +183,7 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
       link.close()
       await closeGracefully(server)
       await decoder.stop()
+      await verifier?.stop()
     }
   }
 }
