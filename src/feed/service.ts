@@ -21,6 +21,7 @@ import { DEFAULT_PENDING_LIMITS, PendingLedger, type Claim, type PendingLimits }
 import type { Position } from './ranking.js'
 import { decodePublish, decodePublishBytes, type DecodedPublish } from './publish-decode.js'
 import type { PublishDecoder } from './publish-decoder.js'
+import { PresentedPosts, withCounts, type FixedItem } from './presented.js'
 import { PREVIEW_CHARS, type FeedPostItem, type PublishResponse } from './schemas.js'
 import { ViewLimiter } from './views.js'
 
@@ -88,6 +89,8 @@ interface PendingBody extends Claim {
 
 export class FeedService {
   private readonly index = new FeedIndex()
+  /** the fixed part of the posts presented last (presented.ts) */
+  private readonly presented = new PresentedPosts()
   private readonly homes = new HomeTimelines(this.index)
   private readonly store: FeedBodyStore
   private readonly log: Logger
@@ -152,6 +155,7 @@ export class FeedService {
         this.usedBytes += meta.size
       }
     }
+    this.presented.forget(orphans)
     await this.store.remove(orphans)
     this.log.info({ posts: this.index.size, pendingBodies: this.pending.size, usedBytes: this.usedBytes, removed: orphans.length, retagged }, 'feed indexes rebuilt')
   }
@@ -168,6 +172,7 @@ export class FeedService {
       const content = this.store.body(id)?.content
       if (content !== undefined) updates.push([id, { ...meta, hashtags: extractHashtags(content), hashtag_rule: HASHTAG_RULE }])
     }
+    this.presented.clear()
     await this.store.putMeta(updates)
     return updates.length
   }
@@ -305,6 +310,7 @@ export class FeedService {
     }
     this.reservedBytes += size
     try {
+      this.presented.forget([req.post_id])
       await this.store.put(req.post_id, meta, { content: req.content, attachment: scrubbed?.bytes })
       this.usedBytes += size
       // the publish's hold becomes the pending body's
@@ -428,6 +434,7 @@ export class FeedService {
       }
     }
     // a deleted post's body is removed from disk: every read of it answers 410 from now on
+    this.presented.forget(gone)
     await this.store.remove(gone)
   }
 
@@ -442,6 +449,7 @@ export class FeedService {
       }
     }
     for (const id of expired) this.usedBytes -= this.dropPending(id)?.size ?? 0
+    this.presented.forget(expired)
     await this.store.remove(expired)
     this.index.prune(this.now())
     if (expired.length > 0) this.log.info({ count: expired.length }, 'collected post bodies that were never committed')
@@ -560,9 +568,11 @@ export class FeedService {
 
   /** A list entry: the index's counts, the on-chain record, and the body's metadata when it is here. */
   private present (p: IndexedPost): FeedPostItem {
+    const kept = this.presented.get(p.id)
+    if (kept !== undefined) return withCounts(kept, p.likes, p.views)
     const post = Posts.get(this.opts.chain.state, p.id)
     const meta = post === undefined ? undefined : this.localMeta(p.id, post)
-    return {
+    const fixed: FixedItem = {
       post_id: p.id,
       author: p.author,
       created_at: unixSeconds(p.created),
@@ -572,14 +582,14 @@ export class FeedService {
       hashtags: meta?.hashtags ?? [],
       has_attachment: meta !== undefined && meta.attachment_mime !== '',
       attachment_mime: meta?.attachment_mime ?? '',
-      likes: p.likes,
-      views: p.views,
       reply_to: post?.reply_to ?? '',
       quote_of: post?.quote_of ?? '',
       hosting_relay: post?.hosting_relay ?? '',
       size: post?.size ?? 0,
       body_available: meta !== undefined
     }
+    if (meta !== undefined) this.presented.keep(p.id, fixed)
+    return withCounts(fixed, p.likes, p.views)
   }
 
   /** The body's metadata when this node holds the body the chain committed to. */

@@ -294,6 +294,22 @@ describe('FeedService', () => {
     assert.equal(feed.diskUsage().usedBytes, usage.usedBytes)
     assert.equal(feed.diskUsage().pendingBodies, usage.pendingBodies)
   })
+  test('a listed post read again shows its new likes and views, members in the schema\'s order', async () => {
+    nowMs += 1000
+    const post = await publishAndCommit(carol, 'listed twice #again')
+    const listed = (): Record<string, unknown> | undefined => feed.byTag('again', { limit: 10 }).posts.find((p) => p.post_id === post.post_id)
+    assert.equal(listed()?.likes, 0)
+    assert.equal(listed()?.body_available, true)
+    const like = postActionTx(bob, 'LIKE_POST', post.post_id, { time: nowMs })
+    chain.commit([like], nowMs)
+    await feed.applyBlock([like])
+    feed.view(post.post_id, '10.9.9.9')
+    assert.deepEqual([listed()?.likes, listed()?.views], [1, 1], 'the counts are the index\'s, not kept with the rest')
+    assert.equal(listed()?.content_preview, 'listed twice #again')
+    assert.deepEqual(Object.keys(listed() ?? {}), ['post_id', 'author', 'created_at', 'content_preview', 'content_truncated', 'content_type', 'hashtags',
+      'has_attachment', 'attachment_mime', 'likes', 'views', 'reply_to', 'quote_of', 'hosting_relay', 'size', 'body_available'])
+
+  })
 })
 
 describe('FeedService: what a publish costs its author', () => {
