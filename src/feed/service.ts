@@ -155,8 +155,8 @@ export class FeedService {
         this.usedBytes += meta.size
       }
     }
-    this.presented.forget(orphans)
     await this.store.remove(orphans)
+    this.presented.forget(orphans)
     this.log.info({ posts: this.index.size, pendingBodies: this.pending.size, usedBytes: this.usedBytes, removed: orphans.length, retagged }, 'feed indexes rebuilt')
   }
 
@@ -172,8 +172,8 @@ export class FeedService {
       const content = this.store.body(id)?.content
       if (content !== undefined) updates.push([id, { ...meta, hashtags: extractHashtags(content), hashtag_rule: HASHTAG_RULE }])
     }
-    this.presented.clear()
     await this.store.putMeta(updates)
+    this.presented.clear()
     return updates.length
   }
 
@@ -310,8 +310,9 @@ export class FeedService {
     }
     this.reservedBytes += size
     try {
-      this.presented.forget([req.post_id])
       await this.store.put(req.post_id, meta, { content: req.content, attachment: scrubbed?.bytes })
+      // once the store has changed: a listing read meanwhile may have kept the old
+      this.presented.forget([req.post_id])
       this.usedBytes += size
       // the publish's hold becomes the pending body's
       this.pending.set(req.post_id, Object.assign(claim, { publishedAtMs: this.now(), claimedAtMs: 0 }))
@@ -434,8 +435,8 @@ export class FeedService {
       }
     }
     // a deleted post's body is removed from disk: every read of it answers 410 from now on
-    this.presented.forget(gone)
     await this.store.remove(gone)
+    this.presented.forget(gone)
   }
 
   /** Collects bodies published but never committed once their TTL has passed. */
@@ -449,8 +450,8 @@ export class FeedService {
       }
     }
     for (const id of expired) this.usedBytes -= this.dropPending(id)?.size ?? 0
-    this.presented.forget(expired)
     await this.store.remove(expired)
+    this.presented.forget(expired)
     this.index.prune(this.now())
     if (expired.length > 0) this.log.info({ count: expired.length }, 'collected post bodies that were never committed')
     return expired.length
