@@ -16,7 +16,7 @@
  * - the floor: a bare Koa app answering a copy of a 20-post and a 100-post page to the same clients;
  * - with `profile`, at the largest size, the node again under `--cpu-prof` for the slowest listing.
  *
- * Run alone: node dist/bench/feed.js [--quick] [--no-profile] [--no-scrub] [--sizes 10000,1000000]
+ * Run alone: node dist/bench/feed.js [--quick] [--no-profile] [--profile-listing KEY] [--no-scrub] [--sizes 10000,1000000]
  */
 import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -50,8 +50,11 @@ export interface FeedBenchConfig {
   /** pages a cursor walk reads before it starts again with another reader */
   walkPages: number
   views: { ratePerSec: number, addresses: number }
-  /** ms the profiled run drives the slowest listing (at the largest size); null: no profile */
-  profile: { durationMs: number, concurrency: number } | null
+  /**
+   * ms the profiled run drives a listing (at the largest size): the one named by `listing` (its
+   * key, e.g. `foryou`), else the slowest at C=1; null: no profile
+   */
+  profile: { durationMs: number, concurrency: number, listing?: string } | null
   /** the startup wait for a node that rebuilds its indexes from millions of keys */
   startTimeoutMs: number
   /** part 2 (bench/feed-scrub.ts); null: skipped */
@@ -352,8 +355,9 @@ async function runSize (size: FeedDataSize, cfg: FeedBenchConfig, profile: boole
 
     let profiled: SizeResult['profile']
     if (profile && cfg.profile !== null) {
-      const slowest = listings.filter((l) => l.concurrency === 1).reduce((a, b) => (b.latencyMs.p99 > a.latencyMs.p99 ? b : a))
-      profiled = await profileRun(home, preload, slowest.endpoint, cfg, log)
+      const atOne = listings.filter((l) => l.concurrency === 1)
+      const chosen = atOne.find((l) => l.key === cfg.profile?.listing) ?? atOne.reduce((a, b) => (b.latencyMs.p99 > a.latencyMs.p99 ? b : a))
+      profiled = await profileRun(home, preload, chosen.endpoint, cfg, log)
     }
     return { preload, syncSeconds, start, listings, floor, views: viewResult, rssAfterPhases, heapAfterPhasesMb, ...(profiled !== undefined ? { profile: profiled } : {}) }
   } finally {
@@ -493,6 +497,8 @@ const isChild = runChildMode(import.meta.url, {
 if (!isChild && process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const config: Partial<FeedBenchConfig> = process.argv.includes('--quick') ? { ...QUICK_FEED_CONFIG } : {}
   if (process.argv.includes('--no-profile')) config.profile = null
+  const listing = process.argv.indexOf('--profile-listing')
+  if (listing >= 0 && config.profile !== null) config.profile = { ...(config.profile ?? DEFAULT_FEED_CONFIG.profile ?? { durationMs: 10_000, concurrency: 16 }), listing: process.argv[listing + 1] }
   if (process.argv.includes('--no-scrub')) config.scrub = null
   const sizes = process.argv.indexOf('--sizes')
   if (sizes >= 0) {

@@ -74,9 +74,21 @@ export class HomeTimelines {
     this.drop(reader)
   }
 
-  /** The authors `reader` follows: its home's set when it has one, else read with `followed`. */
+  /**
+   * The authors `reader` follows: its home's set. A reader without a home gets one, as on its first
+   * timeline read, so that for-you, which asks on every request, reads the follow range once
+   * (scanning it was a third of a for-you request at 1,000,000 posts); the homes' bounds hold.
+   */
   followsOf (reader: string, followed: () => string[]): ReadonlySet<string> {
-    return this.homes.get(reader)?.follows ?? new Set(followed())
+    const home = this.homes.get(reader)
+    if (home !== undefined) {
+      this.homes.delete(reader)
+      this.homes.set(reader, home)
+      return home.follows
+    }
+    const authors = followed()
+    if (authors.length === 0 || authors.length > this.limits.follows / 10) return new Set(authors)
+    return this.build(reader, authors).follows
   }
 
   /** A page of `reader`'s timeline, newest first; `followed` reads its follows when its home is built. */

@@ -540,7 +540,8 @@ export class FeedService {
   forYou (pub: string, limit: number): FeedPostItem[] {
     const followed = this.homes.followsOf(pub, () => this.followed(pub))
     const state = this.opts.chain.state
-    const exclude = (p: IndexedPost): boolean => p.author === pub || followed.has(p.author) || Posts.liked(state, p.id, pub)
+    // a post the index counts no like for is not the reader's liked one: no lmdb read for it
+    const exclude = (p: IndexedPost): boolean => p.author === pub || followed.has(p.author) || (p.likes > 0 && Posts.liked(state, p.id, pub))
     return this.index.forYou(limit, this.now(), exclude, FOR_YOU_MAX_SCAN).map((p) => this.present(p))
   }
 

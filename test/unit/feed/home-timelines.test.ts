@@ -75,6 +75,24 @@ describe('home timelines', () => {
     assert.equal(homes.size, 0)
   })
 
+  test('follow sets asked for (for-you) are read once and kept as homes, within the homes\' bounds', () => {
+    const index = new FeedIndex()
+    for (let i = 0; i < 30; i++) index.add({ id: pid(i), author: `a${i % 3}`, created: 1000 + i, likes: 0, views: 0, tags: [] })
+    const homes = new HomeTimelines(index, { homes: 4, follows: 1000, window: 5, log: 100 })
+    let reads = 0
+    const followed = (): string[] => { reads++; return ['a0', 'a1'] }
+    assert.deepEqual([...homes.followsOf('r', followed)].sort(), ['a0', 'a1'])
+    assert.deepEqual([...homes.followsOf('r', followed)].sort(), ['a0', 'a1'])
+    assert.equal(reads, 1, 'the follow range is read once')
+    assert.deepEqual(ids(homes.page('r', followed, { limit: 3 })), [pid(28), pid(27), pid(25)], 'the home it made serves the timeline')
+    homes.followsChanged('r')
+    homes.followsOf('r', followed)
+    assert.equal(reads, 2, 'a FOLLOW or UNFOLLOW reads it again')
+    assert.equal(homes.followsOf('stranger', () => []).size, 0)
+    for (let i = 0; i < 50; i++) homes.followsOf(`reader${i}`, () => ['a2'])
+    assert.equal(homes.size, 4, 'a flood of readers keeps the bound')
+  })
+
   test('a post that is not its authors\' newest, and a cursor older than the window, still come in order', () => {
     const index = new FeedIndex()
     const homes = new HomeTimelines(index, { homes: 10, follows: 100, window: 3, log: 100 })
