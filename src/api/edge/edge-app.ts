@@ -16,8 +16,8 @@ import type { AddressInfo } from 'node:net'
 import Router from '@koa/router'
 import Koa, { type Context, type Middleware, type Next } from 'koa'
 import type { Logger } from 'pino'
-import { verifyTxSignatureBy, type SignatureVerifier } from '../../chain/index.js'
-import { VerifyPool, verify } from '../../crypto/index.js'
+import { verifyTxSignatureBy } from '../../chain/index.js'
+import { VerifyPool } from '../../crypto/index.js'
 import { PublishDecoder, decodedForTransfer, type PublishResponse } from '../../feed/index.js'
 import { committedReads, type CommittedChain, type CommittedReads, type EnvSettings, type SubmitResult } from '../../node/index.js'
 import { clientAddressKey } from '../../relay/index.js'
@@ -70,13 +70,16 @@ export interface EdgeApp {
  * other requests of its connections, forwarded reads included, do not wait behind a photo's
  * JSON.parse and base64 check.
  */
-function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder, verifier: SignatureVerifier): AnyRoute[] {
+function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder, verifyPool: () => VerifyPool): AnyRoute[] {
   const { call } = opts
   const all: Record<EdgeCallKind, () => AnyRoute> = {
-    'submit-tx': () => submitTxRoute(async (tx, ctx) => {
-      const signatureValid = await verifyTxSignatureBy(verifier, tx)
-      return await call({ kind: 'submit-tx', tx, signatureValid }, ctx.ip) as SubmitResult
-    }),
+    'submit-tx': () => {
+      const { verify } = verifyPool()
+      return submitTxRoute(async (tx, ctx) => {
+        const signatureValid = await verifyTxSignatureBy(verify, tx)
+        return await call({ kind: 'submit-tx', tx, signatureValid }, ctx.ip) as SubmitResult
+      })
+    },
     broadcast: () => broadcastRoute(async (envelope, ctx) => await call({ kind: 'broadcast', envelope }, ctx.ip) as BroadcastAnswer),
     publish: () => publishRoute(async (body, ctx) => {
       const { decoded, transfer } = decodedForTransfer(await decoder.decode(body))
@@ -111,10 +114,10 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   const access: AccessOptions = { token: opts.env.apiToken, private: opts.env.apiPrivate }
   // one decode thread per edge, started only where the core takes publishes
   const decoder = new PublishDecoder({ workers: opts.calls.includes('publish') ? 1 : 0, logger: log })
-  // and one verify thread, where it takes transactions: with the signatures checked on the edge's
-  // loop, one edge was the serial bound of submissions (docs/benchmarks.md, "Two edges")
-  const verifyPool = opts.calls.includes('submit-tx') ? new VerifyPool(1) : undefined
-  const routes = edgeRoutes(opts, decoder, verifyPool?.verify ?? (async (...args) => verify(...args)))
+  // and one verify thread, made with the route that takes transactions: with the signatures
+  // checked on the edge's loop, one edge was the serial bound of submissions (docs/benchmarks.md)
+  let verifyPool: VerifyPool | undefined
+  const routes = edgeRoutes(opts, decoder, () => (verifyPool ??= new VerifyPool(1)))
   const handlers = new Map(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, routeHandler(r, access)]))
   // the committed reads, with parameters in their paths: a router of their own (GET, and HEAD with it)
   const reads = opts.chain !== undefined ? committedReadRoutes(opts.chain) : []
