@@ -44,6 +44,8 @@ export interface ScrubBenchConfig {
   netstatsRate: number
   baselineMs: number
   durationMs: number
+  /** publishing with nothing else, for the main thread's CPU per publish (after as long idle) */
+  aloneMs: number
 }
 
 export const DEFAULT_SCRUB_CONFIG: ScrubBenchConfig = {
@@ -55,10 +57,11 @@ export const DEFAULT_SCRUB_CONFIG: ScrubBenchConfig = {
   publishers: 4,
   netstatsRate: 200,
   baselineMs: 20_000,
-  durationMs: 60_000
+  durationMs: 60_000,
+  aloneMs: 20_000
 }
 
-export const QUICK_SCRUB_CONFIG: Partial<ScrubBenchConfig> = { baselineMs: 6_000, durationMs: 15_000 }
+export const QUICK_SCRUB_CONFIG: Partial<ScrubBenchConfig> = { baselineMs: 6_000, durationMs: 15_000, aloneMs: 8_000 }
 
 export interface Photo {
   jpeg: Buffer
@@ -111,6 +114,10 @@ export interface ScrubBenchResult {
   eld: { baseline: EventLoopDelay, during: EventLoopDelay }
   gc: { baseline: GcSummary, during: GcSummary }
   publish: PublishResult
+  /** the same publishing with no netstats sampler, and the node's main thread idle for as long before it */
+  alone: PublishResult & { idleMainCores: number }
+  /** --http-workers of the node (KITH_BENCH_HTTP_WORKERS; 0: the main thread serves HTTP) */
+  httpWorkers: number
   /** 1-minute load average at the start and the end */
   loadavg: [number, number]
   elapsedMs: number
@@ -325,6 +332,12 @@ export async function runScrubBench (config: Partial<ScrubBenchConfig> = {}, log
     ])
     const d1 = performance.now()
     const eldDuring = await eldReader.read(pid)
+    log(`feed scrub: idle, then ${cfg.publishers} publishers alone, ${cfg.aloneMs / 1000} s each...`)
+    const idle0 = processCpuSeconds(pid, pid) ?? NaN
+    const i0 = performance.now()
+    await new Promise((resolve) => setTimeout(resolve, cfg.aloneMs))
+    const idleMainCores = ((processCpuSeconds(pid, pid) ?? NaN) - idle0) / ((performance.now() - i0) / 1000)
+    const alone = { ...await publishLoad(port, pid, photo, authors, cfg.aloneMs), idleMainCores }
     log(`feed scrub: during publishing netstats p50 ${during.latencyMs.p50.toFixed(2)} ms, p99 ${during.latencyMs.p99.toFixed(2)} ms, max ${during.latencyMs.max.toFixed(1)} ms; ` +
       `${publish.okPerSec.toFixed(2)} publishes/s, p50 ${Math.round(publish.latencyMs.p50)} ms`)
     const nodeStartMs = node.startMs
@@ -340,6 +353,8 @@ export async function runScrubBench (config: Partial<ScrubBenchConfig> = {}, log
       eld: { baseline: eldBaseline, during: eldDuring },
       gc: { baseline: gcTrace.between(b0, b1), during: gcTrace.between(d0, d1) },
       publish,
+      alone,
+      httpWorkers: Number(process.env.KITH_BENCH_HTTP_WORKERS ?? 0),
       loadavg: [load0, os.loadavg()[0]],
       elapsedMs: Date.now() - started
     }
@@ -364,7 +379,7 @@ export function formatScrubBench (r: ScrubBenchResult): string {
   return [
     `Photo: ${c.width}×${c.height} JPEG q${c.quality}, ${fmt(r.photo.jpeg.length)} bytes (gradients plus ±${r.photo.noise.toFixed(1)} levels of grain); ` +
       `scrubbed to ${r.photo.scrubbedWidth}×${r.photo.scrubbedHeight}, ${fmt(r.photo.scrubbedBytes)} bytes (${fmt(r.photo.scrubMs)} ms in this process with sharp); ` +
-      `a publish request body is ${fmt(k.bodyBytes)} bytes. Node: fresh \`kith init\` home with the publishers funded at genesis, SVC_RATE_LIMIT_RPS=0, the SVC_FEED_PENDING_* bounds off, default media settings (2 image workers, nice 10). ` +
+      `a publish request body is ${fmt(k.bodyBytes)} bytes. Node: \`--http-workers ${r.httpWorkers}\`, fresh \`kith init\` home with the publishers funded at genesis, SVC_RATE_LIMIT_RPS=0, the SVC_FEED_PENDING_* bounds off, default media settings (2 image workers, nice 10). ` +
       `1-minute load average ${r.loadavg.map((x) => x.toFixed(1)).join(' → ')} (start → end).`,
     '',
     '| `GET /api/netstats`, fixed schedule | offered /s | s | answered | p50 ms | p99 ms | p99.9 ms | max ms | sampler late p99 / max ms | p99 from the send ms | node event-loop delay p50 / p99 / max ms | node GCs (full), longest pause ms | node cores | errors |',
@@ -378,8 +393,10 @@ export function formatScrubBench (r: ScrubBenchResult): string {
     '',
     `Publishing: **${fmt(p.okPerSec, 2)} publishes/s** (${fmt(p.ok)} in ${p.durationMs / 1000} s, ${p.publishers} clients), latency p50 ${fmt(p.latencyMs.p50)} ms, p90 ${fmt(p.latencyMs.p90)} ms, ` +
       `p99 ${fmt(p.latencyMs.p99)} ms, max ${fmt(p.latencyMs.max)} ms; errors ${errs(p.errors)}. Node CPU (its own threads, not the image workers): ${p.nodeCores.toFixed(2)} cores, ` +
-      `main thread ${p.nodeMainCores.toFixed(2)} (${r.baseline.nodeMainCores.toFixed(2)} while only netstats ran) = ` +
-      `**${fmt((p.nodeMainCores - r.baseline.nodeMainCores) / p.okPerSec * 1000, 1)} ms of main thread per publish**; client ${p.clientCores.toFixed(2)} cores.`,
+      `main thread ${p.nodeMainCores.toFixed(2)} (${r.baseline.nodeMainCores.toFixed(2)} while only netstats ran); client ${p.clientCores.toFixed(2)} cores.`,
+    '',
+    `Publishing alone (no netstats): ${fmt(r.alone.okPerSec, 2)} publishes/s, node ${r.alone.nodeCores.toFixed(2)} cores, main thread ${r.alone.nodeMainCores.toFixed(3)} cores ` +
+      `(${r.alone.idleMainCores.toFixed(3)} idle) = **${fmt((r.alone.nodeMainCores - r.alone.idleMainCores) / r.alone.okPerSec * 1000, 2)} ms of main thread per publish**; errors ${errs(r.alone.errors)}.`,
     '',
     `Decode steps of one publish (on a decode worker thread; on the main thread before 2026-11-26), timed in this process (median of 7): body to string ${fmt(k.toStringMs, 1)} ms, JSON.parse ${fmt(k.jsonParseMs, 1)} ms, ` +
       `schema ${fmt(k.schemaMs, 2)} ms, base64 decode ${fmt(k.base64DecodeMs, 1)} ms, canonical re-encode check ${fmt(k.base64CheckMs, 1)} ms, sha256 of the raw bytes ${fmt(k.sha256Ms, 1)} ms, ` +

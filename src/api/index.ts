@@ -1,6 +1,7 @@
 /** The HTTP adapter over a node's ChainView; it also hosts the real-time gateway (src/realtime) on its server. */
 export { createApi, type ApiOptions, type ApiServer } from './server.js'
 export { EdgeThreads, newEdgeSecret, type EdgeThreadsOptions } from './edge/edge-threads.js'
+export type { EdgeMedia } from './edge/protocol.js'
 export { STATUS_BY_CODE } from './errors.js'
 export { FEATURES } from './routes/chain.js'
 export type { OnboardingOptions } from './routes/onboarding.js'

@@ -7,14 +7,15 @@
  * The command line (`kith start`) only turns flags and environment into `NodeAppConfig`.
  */
 import { readFile } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Logger } from 'pino'
-import { EdgeThreads, createApi, newEdgeSecret, type OnboardingOptions } from '../api/index.js'
+import { EdgeThreads, createApi, newEdgeSecret, type EdgeMedia, type OnboardingOptions } from '../api/index.js'
 import { Contracts, accountFrom, ownsMailbox, type Account } from '../chain/index.js'
 import { VerifyPool, keyPairFromSeed } from '../crypto/index.js'
 import { explorerSite } from '../explorer/index.js'
 import { FeedService, PublishDecoder, joinFeed, type PendingLimits } from '../feed/index.js'
-import { MediaScrubber, type MediaEnv } from '../media/index.js'
+import { DEFAULT_MAX_QUEUE, DEFAULT_WORKERS, MediaScrubber, type MediaEnv } from '../media/index.js'
 import { NodeMetrics } from '../metrics/index.js'
 import {
   DEFAULT_LAG_GATE, KithNode, LagGate, parseListenAddr, watchChainDisk, watchEventLoop, type EnvSettings, type Home, type NodeConfig
@@ -127,18 +128,21 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     relay.start()
     started('relay', async () => await relay.stop())
     fees.start((id) => relay.hasEnvelope(id))
-    const scrubber = MediaScrubber.start({ env: app.media, logger, ...(caps.imageWorkers !== undefined ? { workers: caps.imageWorkers } : {}) })
-    started('media scrubber', async () => await scrubber.stop())
+    // With HTTP edge threads, every publish is decoded and its attachment scrubbed on the edge that
+    // took it (the edges share the image workers); on one thread, here.
+    const edgeCount = caps.httpWorkers ?? 0
+    const scrubber = edgeCount === 0 ? MediaScrubber.start({ env: app.media, logger, ...(caps.imageWorkers !== undefined ? { workers: caps.imageWorkers } : {}) }) : undefined
+    if (scrubber !== undefined) started('media scrubber', async () => await scrubber.stop())
     // large publish bodies are decoded on as many threads as signatures are verified on
-    const decoder = new PublishDecoder({ workers: caps.verifyWorkers, logger })
-    started('publish decode workers', async () => await decoder.stop())
+    const decoder = edgeCount === 0 ? new PublishDecoder({ workers: caps.verifyWorkers, logger }) : undefined
+    if (decoder !== undefined) started('publish decode workers', async () => await decoder.stop())
     // bodies are hosted under the node's account key, which CREATE_POST fees credit (as relay fees do)
     const feed = new FeedService({
       dataDir: home.dataDir,
       chain: { state: node.state, scan: (prefix) => node.scanState(prefix) },
       hostingRelay: node.validatorPub,
-      scrubber,
-      decoder,
+      ...(scrubber !== undefined ? { scrubber } : {}),
+      ...(decoder !== undefined ? { decoder } : {}),
       pendingLimits: app.pendingLimits,
       ...(caps.viewPairs !== undefined ? { maxViewPairs: caps.viewPairs } : {}),
       ...(config.feed_disk_limit_mb !== undefined ? { diskLimitBytes: config.feed_disk_limit_mb * 1024 * 1024 } : {}),
@@ -188,7 +192,6 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
     node.attachNetwork(p2p)
     node.attachRelay(relay)
     // with edge threads, the API listens privately for them and they hold the public listener
-    const edgeCount = caps.httpWorkers ?? 0
     const edgeSecret = edgeCount > 0 ? newEdgeSecret() : undefined
     const api = createApi({
       node, nodeId: p2p.peerId, env: app.env, logger,
@@ -209,10 +212,11 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
         count: edgeCount,
         setup: {
           host, port, corePort: address.port, secret: edgeSecret, env: app.env, maxQueuedBytes: app.realtime.maxQueuedBytes, logLevel: config.log_level, calls: api.edgeCalls.kinds,
-          chainDir: home.dataDir
+          chainDir: home.dataDir,
+          media: edgeMedia(app.media, caps.imageWorkers, edgeCount)
         },
         logger,
-        serve: async (call, ip) => await api.edgeCalls.serve(call, ip),
+        serve: async (call, ip, edge) => await api.edgeCalls.serve(call, ip, edge),
         debitRead: (ip) => api.edgeCalls.debitRead(ip),
         observe: (o) => metrics.observeHttp(o.method, o.route, o.status, o.seconds)
       })
@@ -245,6 +249,15 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
       await stopped
     }
   }
+}
+
+/**
+ * Each edge's share of the image workers and of their queue: the node's count split over the
+ * edges, at least one each (so more edges than image workers means one worker per edge).
+ */
+function edgeMedia (env: MediaEnv, imageWorkers: number | undefined, edges: number): EdgeMedia {
+  const workers = imageWorkers ?? Math.min(DEFAULT_WORKERS, availableParallelism())
+  return { env, workers: Math.max(1, Math.floor(workers / edges)), maxQueue: Math.max(1, Math.ceil(DEFAULT_MAX_QUEUE / edges)) }
 }
 
 async function onboardingOptions (homeDir: string, config: NodeConfig): Promise<OnboardingOptions> {

@@ -63,7 +63,8 @@ export function toTransfer (bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   return new Uint8Array(bytes)
 }
 
-function asBuffer (bytes: Uint8Array): Buffer {
+/** The Buffer over a byte array another thread transferred (no copy). */
+export function fromTransfer (bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
 
@@ -80,7 +81,7 @@ export function decodedForTransfer (decoded: DecodedPublish): { decoded: Decoded
 /** A decoded publish as another thread posted it: its byte arrays made Buffers again (no copy). */
 export function decodedFromTransfer (decoded: DecodedWire): DecodedPublish {
   const { content, attachment } = decoded
-  return { ...decoded, content: asBuffer(content), attachment: attachment === undefined ? undefined : { bytes: asBuffer(attachment.bytes), mime: attachment.mime } }
+  return { ...decoded, content: fromTransfer(content), attachment: attachment === undefined ? undefined : { bytes: fromTransfer(attachment.bytes), mime: attachment.mime } }
 }
 
 export class PublishDecoder {

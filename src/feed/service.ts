@@ -33,15 +33,33 @@ export interface FeedChain {
 
 /** Mandatory scrubbing of attachments (src/media provides it). */
 export interface Scrubber {
-  scrub (bytes: Buffer, declaredMime: string): Promise<{ bytes: Buffer, mime: string }>
+  scrub (bytes: Buffer, declaredMime: string): Promise<ScrubbedAttachment>
 }
+
+export interface ScrubbedAttachment { bytes: Buffer, mime: string }
+
+/**
+ * An attachment as the publish sees it: its declared mime and size, and the scrub of its bytes,
+ * run where the bytes are. On one thread that is this service's scrubber; behind HTTP edge
+ * threads it is the edge that decoded the body, so a photo's megabytes never reach the thread
+ * that orders transactions.
+ */
+export interface HeldAttachment {
+  mime: string
+  size: number
+  scrub: () => Promise<ScrubbedAttachment>
+}
+
+/** A decoded publish whose attachment is held where it was decoded. */
+export type HeldPublish = Omit<DecodedPublish, 'attachment'> & { attachment: HeldAttachment | undefined }
 
 export interface FeedServiceOptions {
   dataDir: string
   chain: FeedChain
   /** Ed25519 pubkey of this node: the hosting relay of bodies published here */
   hostingRelay: string
-  scrubber: Scrubber
+  /** scrubs the attachments of publishes decoded here; absent where edge threads take every publish (they scrub their own) */
+  scrubber?: Scrubber
   /** hard quota on stored bodies (--feed-disk-limit-mb); unlimited when absent */
   diskLimitBytes?: number
   /** bodies published but never committed are collected after this long (default 24 h) */
@@ -192,7 +210,7 @@ export class FeedService {
 
   /** Stores a signed body; `client` is the address it came from, for the per-address bound. */
   async publish (raw: unknown, client?: string): Promise<PublishResponse> {
-    return await this.publishDecoded(decodePublish(raw), client)
+    return await this.publishHeld(this.heldHere(decodePublish(raw)), client)
   }
 
   /**
@@ -202,11 +220,23 @@ export class FeedService {
   async publishBytes (body: Buffer, client?: string): Promise<PublishResponse> {
     const decoder = this.opts.decoder
     const decoded = decoder !== undefined ? await decoder.decode(body) : decodePublishBytes(body)
-    return await this.publishDecoded(decoded, client)
+    return await this.publishHeld(this.heldHere(decoded), client)
   }
 
-  /** publish, from a body decoded elsewhere (an HTTP edge thread decodes it while it reads it) */
-  async publishDecoded ({ req, content, attachment, rawHash, signatureValid, attachmentError }: DecodedPublish, client: string | undefined): Promise<PublishResponse> {
+  /** A publish decoded on this thread, its attachment to be scrubbed by this service's scrubber. */
+  private heldHere (decoded: DecodedPublish): HeldPublish {
+    const { attachment } = decoded
+    if (attachment === undefined) return { ...decoded, attachment: undefined }
+    const { bytes, mime } = attachment
+    const scrubber = this.opts.scrubber
+    const scrub = scrubber !== undefined
+      ? async () => await scrubber.scrub(bytes, mime)
+      : async () => { throw new KithError('UNAVAILABLE', 'this listener does not scrub attachments: publish through the node\'s public address') }
+    return { ...decoded, attachment: { mime, size: bytes.length, scrub } }
+  }
+
+  /** publish, from a body decoded elsewhere (an HTTP edge thread decodes it while it reads it, and holds its attachment) */
+  async publishHeld ({ req, content, attachment, rawHash, signatureValid, attachmentError }: HeldPublish, client: string | undefined): Promise<PublishResponse> {
     const skew = req.ts - this.nowS()
     if (Math.abs(skew) > PUBLISH_TS_TOLERANCE_S) {
       throw new KithError('FEED_STALE_TS', `ts (timestamp) ${req.ts} is more than 5 minutes from the node clock`)
@@ -251,11 +281,11 @@ export class FeedService {
     }
   }
 
-  private async scrubAndStore (req: PublishFields, client: string | undefined, content: Buffer, rawHash: string, attachment: { bytes: Buffer, mime: string } | undefined): Promise<PublishResponse> {
+  private async scrubAndStore (req: PublishFields, client: string | undefined, content: Buffer, rawHash: string, attachment: HeldAttachment | undefined): Promise<PublishResponse> {
     const fixed = content.length + POST_METADATA_BYTES
     if (fixed > MAX_POST_SIZE) throw tooLarge(fixed)
     // scrubbing shrinks images, not video or audio: those too large already are refused before the sidecar
-    if (attachment !== undefined && !attachment.mime.startsWith('image/') && fixed + attachment.bytes.length > MAX_POST_SIZE) throw tooLarge(fixed + attachment.bytes.length)
+    if (attachment !== undefined && !attachment.mime.startsWith('image/') && fixed + attachment.size > MAX_POST_SIZE) throw tooLarge(fixed + attachment.size)
     // funds and bounds before any scrubbing, on the size known so far (the least the post can be);
     // held while the attachment is scrubbed, so concurrent publishes of one author count each other
     const claim: Claim = { author: req.author, client, size: fixed }
@@ -271,9 +301,9 @@ export class FeedService {
     }
   }
 
-  private async scrubAndKeep (req: PublishFields, claim: Claim, content: Buffer, rawHash: string, attachment: { bytes: Buffer, mime: string } | undefined): Promise<PublishResponse> {
+  private async scrubAndKeep (req: PublishFields, claim: Claim, content: Buffer, rawHash: string, attachment: HeldAttachment | undefined): Promise<PublishResponse> {
     const fixed = claim.size
-    const scrubbed = attachment === undefined ? undefined : await this.opts.scrubber.scrub(attachment.bytes, attachment.mime)
+    const scrubbed = attachment === undefined ? undefined : await attachment.scrub()
     const size = fixed + (scrubbed?.bytes.length ?? 0)
     if (size > MAX_POST_SIZE) throw tooLarge(size)
     if (size !== claim.size) {

@@ -137,7 +137,7 @@ describe('HTTP edge threads in front of the core', { timeout: 240_000 }, () => {
     assert.match(errorMessage(malformed), /nonce/)
   })
 
-  test('a photo is published at the edge (decoded there, scrubbed by the core), then committed by its CREATE_POST', async () => {
+  test('a photo is published at the edge (decoded and scrubbed there once the core admits it), then committed by its CREATE_POST', async () => {
     const photo = await photoWithMetadata(1600, 1200)
     const res = await http(node.url, 'POST', '/feed/publish', { body: publishRequest(alice, { content: 'through the edge', attachment: photo, attachmentMime: 'image/jpeg' }) })
     assert.equal(res.status, 200, res.text)
@@ -158,6 +158,17 @@ describe('HTTP edge threads in front of the core', { timeout: 240_000 }, () => {
     assert.match(errorMessage(badSig), /signature/)
     const notJson = await http(node.url, 'POST', '/feed/publish', { rawBody: 'x'.repeat(100_000) })
     assert.deepEqual([notJson.status, errorMessage(notJson)], [400, 'request body is not valid JSON'])
+    // the core's refusals come before the edge's scrub; the scrub's refusals cross back with their codes
+    const unfunded = await http(node.url, 'POST', '/feed/publish', { body: publishRequest(newAccount(), { content: 'no funds', attachment: photo, attachmentMime: 'image/jpeg' }) })
+    assert.equal(unfunded.status, 402, unfunded.text)
+    assert.equal(unfunded.headers.get('kith-error-code'), 'FEED_INSUFFICIENT_FUNDS')
+    const broken = Buffer.concat([photo.subarray(0, 2000), Buffer.alloc(200_000, 0x55)])
+    const corrupt = await http(node.url, 'POST', '/feed/publish', { body: publishRequest(alice, { content: 'a broken photo', attachment: broken, attachmentMime: 'image/jpeg' }) })
+    assert.equal(corrupt.status, 400, corrupt.text)
+    assert.equal(corrupt.headers.get('kith-error-code'), 'MEDIA_INVALID')
+    // the refused publishes held nothing: the same author publishes again
+    const again = await http(node.url, 'POST', '/feed/publish', { body: publishRequest(alice, { content: 'after the refusals', attachment: photo, attachmentMime: 'image/jpeg' }) })
+    assert.equal(again.status, 200, again.text)
   })
 
   test('every other route is forwarded: reads, 404 and 405 answers, a query string, headers as the core set them', async () => {

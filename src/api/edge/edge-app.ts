@@ -5,7 +5,8 @@
  * their schemas, and (a transaction's signature, a publish's base64, hash and signature) decoded
  * and verified; only the part that needs the node's order and state goes to the core, as one call.
  * A transaction's signature is verified on a thread of the edge's own, and so is a large publish
- * decoded. The committed
+ * decoded; a publish's attachment stays here, and the edge's own image workers scrub it when the
+ * core, having admitted the publish, asks. The committed
  * reads (GET /api/tx/{id}, /api/address/{pubkey}, /api/blocks/{height}) are answered here too,
  * from the edge's own read-only view of the chain store; a transaction no committed block holds
  * (pending, or unknown) goes on to the core, which knows the mempool. Every other request goes on
@@ -18,7 +19,8 @@ import Koa, { type Context, type Middleware, type Next } from 'koa'
 import type { Logger } from 'pino'
 import { verifyTxSignatureBy } from '../../chain/index.js'
 import { VerifyPool } from '../../crypto/index.js'
-import { PublishDecoder, decodedForTransfer, type PublishResponse } from '../../feed/index.js'
+import { PublishDecoder, toTransfer, type DecodedPublish, type PublishResponse } from '../../feed/index.js'
+import { MediaScrubber } from '../../media/index.js'
 import { committedReads, type CommittedChain, type CommittedReads, type EnvSettings, type SubmitResult } from '../../node/index.js'
 import { clientAddressKey } from '../../relay/index.js'
 import { KithError } from '../../errors/index.js'
@@ -32,7 +34,7 @@ import { broadcastRoute, type BroadcastAnswer } from '../routes/relay.js'
 import { submitTxRoute } from '../routes/submit.js'
 import { closeGracefully, httpMetrics, routeBodies, routeHandler, routeTemplates, slowClientTimeouts } from '../serving.js'
 import { coreLink, type CoreLink } from './proxy.js'
-import type { EdgeCall, EdgeCallKind, HttpObservation } from './protocol.js'
+import type { EdgeCall, EdgeCallKind, EdgeMedia, HttpObservation, PublishWire, ScrubbedWire } from './protocol.js'
 
 export interface EdgeAppOptions {
   env: EnvSettings
@@ -56,12 +58,52 @@ export interface EdgeAppOptions {
   readAnswered: (ip: string) => void
   /** the seconds the core's per-IP bucket refuses this client for, when it said so lately; undefined: go on */
   readRefusedFor: (ip: string) => number | undefined
+  /** the edge's share of the image workers, which scrub the attachments of the publishes it takes */
+  media?: EdgeMedia
 }
 
 export interface EdgeApp {
   /** listens on host:port beside the other edges; resolves with the port (port 0 picks one) */
   listen (host: string | undefined, port: number): Promise<number>
+  /** scrubs the attachment a publish in flight holds here (the core asks once it admitted the publish), its bytes ready to transfer */
+  scrubHeld (hold: number): Promise<ScrubbedWire>
   stop (): Promise<void>
+}
+
+/**
+ * The attachments of the publishes this edge has handed to the core and not yet had answered,
+ * each kept here until the answer comes: the core asks for its scrub, never for its bytes.
+ */
+class HeldAttachments {
+  private readonly held = new Map<number, { bytes: Buffer, mime: string }>()
+  private next = 0
+
+  constructor (private readonly scrubber: MediaScrubber | undefined) {}
+
+  /** The publish as the core gets it, and what to transfer with it; its attachment held here under a new number. */
+  hold (decoded: DecodedPublish): { wire: PublishWire, transfer: ArrayBuffer[], hold: number | undefined } {
+    const { attachment, ...rest } = decoded
+    const content = toTransfer(rest.content)
+    if (attachment === undefined) return { wire: { ...rest, content, attachment: undefined }, transfer: [content.buffer], hold: undefined }
+    const hold = this.next++
+    this.held.set(hold, attachment)
+    return { wire: { ...rest, content, attachment: { mime: attachment.mime, size: attachment.bytes.length, hold } }, transfer: [content.buffer], hold }
+  }
+
+  release (hold: number | undefined): void {
+    if (hold !== undefined) this.held.delete(hold)
+  }
+
+  async scrub (hold: number): Promise<ScrubbedWire> {
+    const attachment = this.held.get(hold)
+    if (attachment === undefined || this.scrubber === undefined) throw new KithError('INTERNAL', 'the attachment to scrub is not held on this edge')
+    const { bytes, mime } = await this.scrubber.scrub(attachment.bytes, attachment.mime)
+    return { bytes: toTransfer(bytes), mime }
+  }
+
+  async stop (): Promise<void> {
+    await this.scrubber?.stop()
+  }
 }
 
 /**
@@ -70,7 +112,7 @@ export interface EdgeApp {
  * other requests of its connections, forwarded reads included, do not wait behind a photo's
  * JSON.parse and base64 check.
  */
-function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder, verifyPool: () => VerifyPool): AnyRoute[] {
+function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder, held: HeldAttachments, verifyPool: () => VerifyPool): AnyRoute[] {
   const { call } = opts
   const all: Record<EdgeCallKind, () => AnyRoute> = {
     'submit-tx': () => {
@@ -82,8 +124,12 @@ function edgeRoutes (opts: EdgeAppOptions, decoder: PublishDecoder, verifyPool: 
     },
     broadcast: () => broadcastRoute(async (envelope, ctx) => await call({ kind: 'broadcast', envelope }, ctx.ip) as BroadcastAnswer),
     publish: () => publishRoute(async (body, ctx) => {
-      const { decoded, transfer } = decodedForTransfer(await decoder.decode(body))
-      return await call({ kind: 'publish', decoded }, ctx.ip, transfer) as PublishResponse
+      const { wire, transfer, hold } = held.hold(await decoder.decode(body))
+      try {
+        return await call({ kind: 'publish', decoded: wire }, ctx.ip, transfer) as PublishResponse
+      } finally {
+        held.release(hold)
+      }
     })
   }
   return opts.calls.map((kind) => all[kind]())
@@ -114,10 +160,12 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   const access: AccessOptions = { token: opts.env.apiToken, private: opts.env.apiPrivate }
   // one decode thread per edge, started only where the core takes publishes
   const decoder = new PublishDecoder({ workers: opts.calls.includes('publish') ? 1 : 0, logger: log })
+  // and its own image workers, which scrub what it decoded when the core asks
+  const held = new HeldAttachments(opts.media !== undefined ? MediaScrubber.start({ env: opts.media.env, workers: opts.media.workers, maxQueue: opts.media.maxQueue, logger: log }) : undefined)
   // and one verify thread, made with the route that takes transactions: with the signatures
   // checked on the edge's loop, one edge was the serial bound of submissions (docs/benchmarks.md)
   let verifyPool: VerifyPool | undefined
-  const routes = edgeRoutes(opts, decoder, () => (verifyPool ??= new VerifyPool(1)))
+  const routes = edgeRoutes(opts, decoder, held, () => (verifyPool ??= new VerifyPool(1)))
   const handlers = new Map(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, routeHandler(r, access)]))
   // the committed reads, with parameters in their paths: a router of their own (GET, and HEAD with it)
   const reads = opts.chain !== undefined ? committedReadRoutes(opts.chain) : []
@@ -182,9 +230,11 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
       server.on('error', (err: NodeJS.ErrnoException) => log.warn({ code: err.code }, 'accepting a connection failed'))
       return (server.address() as AddressInfo).port
     },
+    scrubHeld: async (hold) => await held.scrub(hold),
     async stop () {
       link.close()
       await closeGracefully(server)
+      await held.stop()
       await decoder.stop()
       await verifyPool?.stop()
     }

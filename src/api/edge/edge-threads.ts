@@ -1,15 +1,16 @@
 /**
  * The core's side of the HTTP edge: starts the edge threads on the public listener, takes their
  * batched calls (served by the core API: its per-IP bucket, then the node, relay or feed),
- * answers them in one message per turn, and replaces an edge that dies.
+ * answers them in one message per turn, asks an edge to scrub the attachment it holds for a
+ * publish being served, and replaces an edge that dies.
  */
 import { randomBytes } from 'node:crypto'
 import { createServer, type AddressInfo } from 'node:net'
 import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
-import { isKithError } from '../../errors/index.js'
+import { isKithError, KithError } from '../../errors/index.js'
 import { clientAddressKey } from '../../relay/index.js'
-import type { CallAnswer, CallItem, CoreToEdge, EdgeCall, EdgeSetup, EdgeToCore, HttpObservation } from './protocol.js'
+import { refusal, settleAnswer, type CallAnswer, type CallItem, type CoreToEdge, type EdgeCall, type EdgeSetup, type EdgeToCore, type HeldOnEdge, type HttpObservation, type Settle } from './protocol.js'
 
 const WORKER_URL = new URL('./edge-worker.js', import.meta.url)
 /** How long an edge gets to finish its requests on stop before it is terminated (its own grace is 3 s). */
@@ -22,8 +23,8 @@ export interface EdgeThreadsOptions {
   /** what every edge is started with, but its index (`port` 0 picks one for all) */
   setup: Omit<EdgeSetup, 'index'>
   logger: Logger
-  /** serves one call from an edge (ApiServer.edgeCalls.serve) */
-  serve: (call: EdgeCall, ip: string) => Promise<unknown>
+  /** serves one call from an edge (ApiServer.edgeCalls.serve); `edge` scrubs what that edge holds */
+  serve: (call: EdgeCall, ip: string, edge: HeldOnEdge) => Promise<unknown>
   /** draws a read an edge answered on the per-IP bucket: the seconds it is refused for when the bucket is empty (ApiServer.edgeCalls.debitRead) */
   debitRead: (ip: string) => number | undefined
   observe: (observation: HttpObservation) => void
@@ -38,6 +39,9 @@ interface Edge {
   worker: Worker
   answers: CallAnswer[]
   flushing: boolean
+  /** scrubs asked of this edge and not yet answered, by hold */
+  scrubs: Map<number, Settle>
+  held: HeldOnEdge
 }
 
 export class EdgeThreads {
@@ -92,12 +96,21 @@ export class EdgeThreads {
     const { opts } = this
     const setup: EdgeSetup = { ...opts.setup, index, port: this.bound.port }
     const worker = new Worker(WORKER_URL, { workerData: setup })
-    const edge: Edge = { worker, answers: [], flushing: false }
+    const scrubs = new Map<number, Settle>()
+    const held: HeldOnEdge = {
+      scrub: async (hold) => await new Promise((resolve, reject) => {
+        if (!this.edges.has(edge)) { reject(new KithError('UNAVAILABLE', 'the HTTP edge thread that took this publish has stopped')); return }
+        scrubs.set(hold, { resolve: resolve as (result: unknown) => void, reject })
+        worker.postMessage({ kind: 'scrub', hold } satisfies CoreToEdge)
+      })
+    }
+    const edge: Edge = { worker, answers: [], flushing: false, scrubs, held }
     this.edges.add(edge)
     await new Promise<void>((resolve, reject) => {
       let listening = false
       worker.on('message', (message: EdgeToCore) => {
         if (message.kind === 'listening') { listening = true; resolve() } else if (message.kind === 'work') this.work(edge, message)
+        else if (message.kind === 'scrubbed') settleAnswer(scrubs, message.answer, 'an HTTP edge thread failed this scrub; its log has the cause')
       })
       worker.on('error', (err) => {
         if (!listening) reject(err)
@@ -105,6 +118,8 @@ export class EdgeThreads {
       })
       worker.on('exit', (code) => {
         this.edges.delete(edge)
+        for (const waiting of scrubs.values()) waiting.reject(new KithError('UNAVAILABLE', 'the HTTP edge thread that took this publish has stopped'))
+        scrubs.clear()
         if (!listening) { reject(new Error(`HTTP edge thread ${index} exited (${code}) before it listened`)); return }
         if (this.stopping) return
         // its connections are gone with it; the other edges go on serving the port meanwhile
@@ -118,7 +133,7 @@ export class EdgeThreads {
     for (const observation of observed) this.opts.observe(observation)
     this.debitReads(reads)
     for (const { id, call, ip } of calls) {
-      this.opts.serve(call, ip).then(
+      this.opts.serve(call, ip, edge.held).then(
         (result) => this.answer(edge, { id, result }),
         (err: unknown) => {
           if (!isKithError(err)) this.opts.logger.error({ err, call: call.kind }, 'a call from an HTTP edge failed')
@@ -154,10 +169,6 @@ export class EdgeThreads {
       if (this.edges.has(edge)) edge.worker.postMessage({ kind: 'answers', answers } satisfies CoreToEdge)
     })
   }
-}
-
-function refusal (id: number, err: unknown): CallAnswer {
-  return isKithError(err) ? { id, refused: { code: err.code, message: err.message, details: err.details } } : { id, failed: true }
 }
 
 /**

@@ -5,19 +5,19 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { pino } from 'pino'
-import { KithError } from '../../errors/index.js'
+import { isKithError } from '../../errors/index.js'
 import { clientAddressKey } from '../../relay/index.js'
 import { ChainReader } from '../../storage/index.js'
 import { createEdgeApp } from './edge-app.js'
 import { RefusedClients } from './refused-clients.js'
-import type { CallItem, CoreToEdge, EdgeSetup, EdgeToCore, HttpObservation } from './protocol.js'
+import { refusal, settleAnswer, type CallItem, type CoreToEdge, type EdgeSetup, type EdgeToCore, type HttpObservation, type ScrubbedWire, type Settle } from './protocol.js'
 
 const setup = workerData as EdgeSetup
 const port = parentPort
 if (port === null) throw new Error('edge-worker.js runs as a worker thread')
 const logger = pino({ level: setup.logLevel, base: { pid: process.pid, edge: setup.index } })
 
-const waiting = new Map<number, { resolve: (result: unknown) => void, reject: (err: Error) => void }>()
+const waiting = new Map<number, Settle>()
 let nextId = 0
 let calls: CallItem[] = []
 let transfer: ArrayBuffer[] = []
@@ -51,6 +51,7 @@ const app = createEdgeApp({
   logger,
   calls: setup.calls,
   ...(chain !== undefined ? { chain } : {}),
+  ...(setup.media !== undefined ? { media: setup.media } : {}),
   call: async (call, ip, moved = []) => await new Promise((resolve, reject) => {
     const id = nextId++
     waiting.set(id, { resolve, reject })
@@ -65,14 +66,15 @@ const app = createEdgeApp({
 
 port.on('message', (message: CoreToEdge) => {
   if (message.kind === 'answers') {
-    for (const answer of message.answers) {
-      const held = waiting.get(answer.id)
-      if (held === undefined) continue
-      waiting.delete(answer.id)
-      if ('result' in answer) held.resolve(answer.result)
-      else if ('refused' in answer) held.reject(new KithError(answer.refused.code, answer.refused.message, answer.refused.details))
-      else held.reject(new Error('the core failed this call; its log has the cause'))
-    }
+    for (const answer of message.answers) settleAnswer(waiting, answer, 'the core failed this call; its log has the cause')
+  } else if (message.kind === 'scrub') {
+    const { hold } = message
+    app.scrubHeld(hold).then(
+      (scrubbed) => send({ kind: 'scrubbed', answer: { id: hold, result: scrubbed satisfies ScrubbedWire } }, [scrubbed.bytes.buffer]),
+      (err: unknown) => {
+        if (!isKithError(err)) logger.error({ err }, 'scrubbing a held attachment failed')
+        send({ kind: 'scrubbed', answer: refusal(hold, err) })
+      })
   } else if (message.kind === 'limited') {
     refused.note(message.until)
   } else if (message.kind === 'stop') {

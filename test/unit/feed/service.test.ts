@@ -16,7 +16,7 @@ import {
 } from '../../../src/chain/index.js'
 import { accountFrom, createPostTx, followTx, postActionTx, publishRequest, type Account, type PublishResponse } from '../../../src/client/index.js'
 import { KithError } from '../../../src/errors/index.js'
-import { FeedService, DEFAULT_PENDING_TTL_MS, type FeedChain } from '../../../src/feed/index.js'
+import { FeedService, DEFAULT_PENDING_TTL_MS, decodePublishBytes, type FeedChain, type HeldPublish } from '../../../src/feed/index.js'
 import { FeedBodyStore, type BodyMeta } from '../../../src/feed/body-store.js'
 import { aliceKey, bobKey, carolKey, validatorKey, VALIDATOR, ALICE, BOB, CAROL } from '../../helpers/fixtures.js'
 
@@ -383,6 +383,33 @@ describe('FeedService: what a publish costs its author', () => {
     // 4 content bytes + 128 fit; the scrubbed 100-byte attachment does not
     await expectError(feed.publish(publishRequest(author, { content: 'pics', ts, attachment: Buffer.alloc(5000, 1), attachmentMime: 'image/png' })), 'FEED_INSUFFICIENT_FUNDS', 'less than the 1232 µT')
     assert.equal(feed.diskUsage().pendingBodies, 2, 'only the bodies of the test before')
+  })
+
+  test('an attachment held where it was decoded (an HTTP edge) is scrubbed there, once, and only after the publish is admitted', async () => {
+    const held = (author: Account, content: string, asked: number[]): HeldPublish => {
+      const { attachment, ...decoded } = decodePublishBytes(Buffer.from(JSON.stringify(publishRequest(author, { content, ts, attachment: Buffer.alloc(5000, 1), attachmentMime: 'image/png' }))))
+      assert.ok(attachment !== undefined)
+      return { ...decoded, attachment: { mime: attachment.mime, size: attachment.bytes.length, scrub: async () => { asked.push(1); return { bytes: attachment.bytes.subarray(0, 60), mime: 'image/jpeg' } } } }
+    }
+    const asked: number[] = []
+    await expectError(feed.publishHeld(held(funded(0), 'unfunded', asked), undefined), 'FEED_INSUFFICIENT_FUNDS')
+    assert.deepEqual(asked, [], 'a refused publish asks for no scrub')
+    const pending = feed.diskUsage().pendingBodies
+    const answer = await feed.publishHeld(held(funded(10_000_000), 'held elsewhere', asked), undefined)
+    assert.deepEqual(asked, [1])
+    assert.equal(answer.size, Buffer.byteLength('held elsewhere') + 60 + 128, 'the size counts the scrubbed bytes the edge sent back')
+    assert.equal(feed.diskUsage().pendingBodies, pending + 1)
+  })
+
+  test('a service without a scrubber (edge threads take every publish) refuses an attachment that reaches it, and keeps nothing', async () => {
+    const bare = new FeedService({ dataDir: join(dir, 'bare'), chain, hostingRelay: RELAY, logger: pino({ level: 'silent' }), now: () => nowMs, sync: false })
+    await bare.open()
+    try {
+      await expectError(bare.publish(publishRequest(funded(10_000_000), { content: 'photo', ts, attachment: Buffer.alloc(5000, 1), attachmentMime: 'image/png' })), 'UNAVAILABLE', 'public address')
+      assert.equal(bare.diskUsage().pendingBodies, 0)
+    } finally {
+      await bare.stop()
+    }
   })
 
   test('uncommitted bodies are bounded per author and per client address (429), and a commit frees a place', async () => {
