@@ -8,7 +8,7 @@
  */
 export {
   FeedService, DEFAULT_PENDING_TTL_MS, FOR_YOU_MAX_SCAN, PENDING_RETRY_AFTER_S, PUBLISH_TS_TOLERANCE_S, SWEEP_INTERVAL_MS,
-  type FeedChain, type FeedServiceOptions, type ListPage, type ListQuery, type Scrubber,
+  type FeedChain, type FeedServiceOptions, type ListQuery, type Scrubber,
   type ScrubbedAttachment, type HeldAttachment, type HeldPublish
 } from './service.js'
 export { FeedIndex, FOR_YOU_HOURS, MAX_WINDOW_HOURS, type IndexedPost, type Page } from './feed-index.js'
@@ -19,6 +19,7 @@ export { forYouScore, trendingScore, compareRank, compareTime, type Position, ty
 export { ViewLimiter, VIEW_WINDOW_MS } from './views.js'
 export { joinFeed, type FeedHost } from './join.js'
 export { FeedBodyStore, type BodyMeta } from './body-store.js'
+export { PostPage, asciiJson } from './presented.js'
 export { PublishDecoder, toTransfer, fromTransfer, type DecodedWire, type PublishDecoderOptions } from './publish-decoder.js'
 export { decodePublishBytes, type DecodedPublish } from './publish-decode.js'
 export * from './schemas.js'

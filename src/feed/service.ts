@@ -21,8 +21,9 @@ import { DEFAULT_PENDING_LIMITS, PendingLedger, type Claim, type PendingLimits }
 import type { Position } from './ranking.js'
 import { decodePublish, decodePublishBytes, type DecodedPublish } from './publish-decode.js'
 import type { PublishDecoder } from './publish-decoder.js'
-import { PresentedPosts, withCounts, type FixedItem } from './presented.js'
-import { PREVIEW_CHARS, type FeedPostItem, type PublishResponse } from './schemas.js'
+import { Likers } from './likers.js'
+import { ListedPost, PostPage, PresentedPosts, type FixedItem } from './presented.js'
+import { PREVIEW_CHARS, type PublishResponse } from './schemas.js'
 import { ViewLimiter } from './views.js'
 
 /** What the feed reads of the chain: committed state, and its keys by prefix. */
@@ -84,10 +85,6 @@ export interface ListQuery {
   cursor?: string
 }
 
-export interface ListPage {
-  posts: FeedPostItem[]
-  next_cursor: string | null
-}
 
 export const PUBLISH_TS_TOLERANCE_S = 5 * 60
 export const DEFAULT_PENDING_TTL_MS = 24 * 60 * 60 * 1000
@@ -110,6 +107,8 @@ export class FeedService {
   /** the fixed part of the posts presented last (presented.ts) */
   private readonly presented = new PresentedPosts()
   private readonly homes = new HomeTimelines(this.index)
+  /** the likers of the posts for-you checks (likers.ts) */
+  private readonly likers: Likers
   private readonly store: FeedBodyStore
   private readonly log: Logger
   private readonly now: () => number
@@ -132,6 +131,10 @@ export class FeedService {
     this.views = new ViewLimiter(opts.maxViewPairs)
     this.pendingLimits = opts.pendingLimits ?? DEFAULT_PENDING_LIMITS
     this.pendingTtlMs = opts.pendingTtlMs ?? DEFAULT_PENDING_TTL_MS
+    this.likers = new Likers(function * (postId) {
+      const prefix = StateKeys.like(postId, '')
+      for (const [key] of opts.chain.scan(prefix)) yield key.slice(prefix.length)
+    })
   }
 
   /** Committed posts the indexes hold (for /metrics and /api/limits). */
@@ -458,6 +461,7 @@ export class FeedService {
           const id = postIdOf(tx)
           const post = Posts.get(state, id)
           if (post !== undefined) this.index.setLikes(id, post.likes)
+          this.likers.changed(id, tx.from, () => Posts.liked(state, id, tx.from))
           break
         }
         default:
@@ -467,6 +471,7 @@ export class FeedService {
     // a deleted post's body is removed from disk: every read of it answers 410 from now on
     await this.store.remove(gone)
     this.presented.forget(gone)
+    this.likers.forget(gone)
   }
 
   /** Collects bodies published but never committed once their TTL has passed. */
@@ -549,30 +554,31 @@ export class FeedService {
     }
   }
 
-  byAuthor (author: string, query: ListQuery): ListPage {
+  byAuthor (author: string, query: ListQuery): PostPage {
     return this.page(query, (page) => this.index.byAuthor(author, page))
   }
 
-  byTag (tag: string, query: ListQuery): ListPage {
+  byTag (tag: string, query: ListQuery): PostPage {
     return this.page(query, (page) => this.index.byTag(tag, page))
   }
 
   /** Posts of everyone `follower` follows by committed FOLLOWs, newest first. */
-  timeline (follower: string, query: ListQuery): ListPage {
+  timeline (follower: string, query: ListQuery): PostPage {
     return this.page(query, (page) => this.homes.page(follower, () => this.followed(follower), page))
   }
 
-  trending (windowHours: number, limit: number): FeedPostItem[] {
-    return this.index.trending(windowHours, limit, this.now()).map((p) => this.present(p))
+  trending (windowHours: number, limit: number): PostPage {
+    return new PostPage(this.index.trending(windowHours, limit, this.now()).map((p) => this.present(p)))
   }
 
   /** Recent posts ranked by likes × 3 + views + 1, leaving out the reader's own, followed authors' and liked ones. */
-  forYou (pub: string, limit: number): FeedPostItem[] {
+  forYou (pub: string, limit: number): PostPage {
     const followed = this.homes.followsOf(pub, () => this.followed(pub))
     const state = this.opts.chain.state
-    // a post the index counts no like for is not the reader's liked one: no lmdb read for it
-    const exclude = (p: IndexedPost): boolean => p.author === pub || followed.has(p.author) || (p.likes > 0 && Posts.liked(state, p.id, pub))
-    return this.index.forYou(limit, this.now(), exclude, FOR_YOU_MAX_SCAN).map((p) => this.present(p))
+    // a post the index counts no like for is not the reader's liked one: nothing to read for it
+    const exclude = (p: IndexedPost): boolean => p.author === pub || followed.has(p.author) ||
+      (p.likes > 0 && (this.likers.likes(p.id, p.likes, pub) ?? Posts.liked(state, p.id, pub)))
+    return new PostPage(this.index.forYou(limit, this.now(), exclude, FOR_YOU_MAX_SCAN).map((p) => this.present(p)))
   }
 
   /** Stored bytes of bodies, against the quota. */
@@ -587,21 +593,18 @@ export class FeedService {
     return authors
   }
 
-  private page (query: ListQuery, read: (page: { limit: number, before?: Position }) => IndexedPost[]): ListPage {
+  private page (query: ListQuery, read: (page: { limit: number, before?: Position }) => IndexedPost[]): PostPage {
     const before = positionOf(query)
     const found = read({ limit: query.limit + 1, ...(before !== undefined ? { before } : {}) })
     const posts = found.slice(0, query.limit)
     const last = posts.at(-1)
-    return {
-      posts: posts.map((p) => this.present(p)),
-      next_cursor: found.length > query.limit && last !== undefined ? encodeCursor(last) : null
-    }
+    return new PostPage(posts.map((p) => this.present(p)), found.length > query.limit && last !== undefined ? encodeCursor(last) : null)
   }
 
   /** A list entry: the index's counts, the on-chain record, and the body's metadata when it is here. */
-  private present (p: IndexedPost): FeedPostItem {
+  private present (p: IndexedPost): { post: ListedPost, likes: number, views: number } {
     const kept = this.presented.get(p.id)
-    if (kept !== undefined) return withCounts(kept, p.likes, p.views)
+    if (kept !== undefined) return { post: kept, likes: p.likes, views: p.views }
     const post = Posts.get(this.opts.chain.state, p.id)
     const meta = post === undefined ? undefined : this.localMeta(p.id, post)
     const fixed: FixedItem = {
@@ -620,8 +623,10 @@ export class FeedService {
       size: post?.size ?? 0,
       body_available: meta !== undefined
     }
-    if (meta !== undefined) this.presented.keep(p.id, fixed)
-    return withCounts(fixed, p.likes, p.views)
+    const listed = new ListedPost(fixed)
+    // kept whether its body is here or not: a body stored later forgets the entry (scrubAndKeep)
+    if (post !== undefined) this.presented.keep(p.id, listed)
+    return { post: listed, likes: p.likes, views: p.views }
   }
 
   /** The body's metadata when this node holds the body the chain committed to. */

@@ -5,10 +5,10 @@ import { KithError, isKithError } from '../../errors/index.js'
 import {
   AuthorFeedSchema, AuthorParamsSchema, ForYouQuerySchema, ForYouSchema, HashtagFeedSchema, MAX_POST_SIZE, PENDING_RETRY_AFTER_S, PageQuerySchema, PostBodySchema,
   PostParamsSchema, PostStatsSchema, PublishRequestSchema, PublishResponseSchema, StatsQuerySchema, TagParamsSchema, TimelineQuerySchema,
-  TimelineSchema, TrendingQuerySchema, TrendingSchema, ViewResponseSchema, normalizeTag, type FeedService, type PublishResponse
+  TimelineSchema, TrendingQuerySchema, TrendingSchema, ViewResponseSchema, asciiJson, normalizeTag, type FeedService, type PublishResponse
 } from '../../feed/index.js'
 import { clientAddressKey } from '../../relay/index.js'
-import { route, type AnyRoute } from '../route.js'
+import { route, sendAsciiJson, type AnyRoute } from '../route.js'
 import { ErrorSchema } from '../schemas.js'
 
 /** Attachments are served as they are: immutable once stored (spec). */
@@ -113,10 +113,10 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       params: AuthorParamsSchema,
       query: PageQuerySchema,
       responses: { 200: { description: 'the author\'s posts', schema: AuthorFeedSchema }, ...listErrors },
-      handler: ({ params, query }) => {
+      handler: ({ params, query, ctx }) => {
         const author = account(params.pub, 'pub')
         const page = feed.byAuthor(author, query)
-        return { author, count: page.posts.length, posts: page.posts, next_cursor: page.next_cursor }
+        sendAsciiJson(ctx, `{"author":${asciiJson(author)},"count":${page.count},"posts":${page.json()},"next_cursor":${asciiJson(page.next_cursor)}}`)
       }
     }),
     route({
@@ -126,10 +126,10 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       summary: 'Posts of everyone the follower follows (committed FOLLOWs), newest first',
       query: TimelineQuerySchema,
       responses: { 200: { description: 'timeline', schema: TimelineSchema }, ...listErrors },
-      handler: ({ query }) => {
+      handler: ({ query, ctx }) => {
         const follower = account(query.follower, 'follower')
         const page = feed.timeline(follower, query)
-        return { follower, count: page.posts.length, posts: page.posts, next_cursor: page.next_cursor }
+        sendAsciiJson(ctx, `{"follower":${asciiJson(follower)},"count":${page.count},"posts":${page.json()},"next_cursor":${asciiJson(page.next_cursor)}}`)
       }
     }),
     route({
@@ -139,9 +139,9 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       summary: 'Top posts of the last `window` hours by likes × 3 + views; no pagination',
       query: TrendingQuerySchema,
       responses: { 200: { description: 'trending posts', schema: TrendingSchema }, 400: { description: 'window outside 1 to 168, or a bad limit', schema: ErrorSchema } },
-      handler: ({ query }) => {
-        const posts = feed.trending(query.window, query.limit)
-        return { window: query.window, count: posts.length, posts }
+      handler: ({ query, ctx }) => {
+        const page = feed.trending(query.window, query.limit)
+        sendAsciiJson(ctx, `{"window":${query.window},"count":${page.count},"posts":${page.json()}}`)
       }
     }),
     route({
@@ -151,10 +151,10 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       summary: 'Recommended posts of the last 48 hours by likes × 3 + views + 1, leaving out the reader\'s own, followed and liked',
       query: ForYouQuerySchema,
       responses: { 200: { description: 'recommended posts', schema: ForYouSchema }, ...listErrors },
-      handler: ({ query }) => {
+      handler: ({ query, ctx }) => {
         const pub = account(query.pub, 'pub')
-        const posts = feed.forYou(pub, query.limit)
-        return { pub, count: posts.length, posts }
+        const page = feed.forYou(pub, query.limit)
+        sendAsciiJson(ctx, `{"pub":${asciiJson(pub)},"count":${page.count},"posts":${page.json()}}`)
       }
     }),
     route({
@@ -165,11 +165,11 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       params: TagParamsSchema,
       query: PageQuerySchema,
       responses: { 200: { description: 'posts with the tag', schema: HashtagFeedSchema }, ...listErrors },
-      handler: ({ params, query }) => {
+      handler: ({ params, query, ctx }) => {
         const tag = normalizeTag(params.tag)
         if (tag === undefined) throw new KithError('BAD_REQUEST', `tag: "${params.tag}" is not a hashtag (1 to 40 letters, marks, digits or _)`)
         const page = feed.byTag(tag, query)
-        return { tag, count: page.posts.length, posts: page.posts, next_cursor: page.next_cursor }
+        sendAsciiJson(ctx, `{"tag":${asciiJson(tag)},"count":${page.count},"posts":${page.json()},"next_cursor":${asciiJson(page.next_cursor)}}`)
       }
     })
   ]

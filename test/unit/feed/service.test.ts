@@ -224,14 +224,32 @@ describe('FeedService', () => {
     const refollow = followTx(bob, 'FOLLOW', CAROL, { time: nowMs + 1 })
     chain.commit([refollow], nowMs)
     await feed.applyBlock([refollow])
-    const forBob = feed.forYou(BOB, 50).map((p) => p.post_id)
+    const forBob = feed.forYou(BOB, 50).posts.map((p) => p.post_id)
     assert.ok(!forBob.includes(byCarol.post_id), 'followed author left out')
-    assert.ok(feed.forYou(ALICE, 50).some((p) => p.post_id === byCarol.post_id), 'reaches a reader who does not follow carol')
-    assert.ok(feed.forYou(BOB, 50).every((p) => p.author !== BOB), 'own posts left out')
+    assert.ok(feed.forYou(ALICE, 50).posts.some((p) => p.post_id === byCarol.post_id), 'reaches a reader who does not follow carol')
+    assert.ok(feed.forYou(BOB, 50).posts.every((p) => p.author !== BOB), 'own posts left out')
     const like = postActionTx(alice, 'LIKE_POST', byCarol.post_id, { time: nowMs })
     chain.commit([like], nowMs)
     await feed.applyBlock([like])
-    assert.ok(!feed.forYou(ALICE, 50).some((p) => p.post_id === byCarol.post_id), 'liked post left out')
+    assert.ok(!feed.forYou(ALICE, 50).posts.some((p) => p.post_id === byCarol.post_id), 'liked post left out')
+  })
+
+  test('for-you follows likes and unlikes of a post whose likers it keeps, and ignores one the chain refused', async () => {
+    nowMs += 1000
+    const post = await publishAndCommit(alice, 'liked by many')
+    const shown = (reader: string): boolean => feed.forYou(reader, 50).posts.some((p) => p.post_id === post.post_id)
+    const apply = async (tx: Transaction): Promise<void> => { chain.commit([tx], nowMs); await feed.applyBlock([tx]) }
+    await apply(postActionTx(carol, 'LIKE_POST', post.post_id, { time: nowMs }))
+    assert.ok(shown(BOB), 'bob has not liked it: its likers are read and kept')
+    assert.ok(!shown(CAROL))
+    await apply(postActionTx(bob, 'LIKE_POST', post.post_id, { time: nowMs + 1 }))
+    assert.ok(!shown(BOB), 'a like committed after the likers were kept')
+    await apply(postActionTx(bob, 'UNLIKE_POST', post.post_id, { time: nowMs + 2 }))
+    assert.ok(shown(BOB), 'and an unlike')
+    // a block holding a like the chain did not apply (the state has no like) changes nothing
+    const refused = postActionTx(bob, 'LIKE_POST', post.post_id, { time: nowMs + 3 })
+    await feed.applyBlock([refused])
+    assert.ok(shown(BOB))
   })
 
   test('paging: `before` as the spec gives it, and next_cursor without gaps or repeats in one second', async () => {
