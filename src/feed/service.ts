@@ -85,7 +85,6 @@ export interface ListQuery {
   cursor?: string
 }
 
-
 export const PUBLISH_TS_TOLERANCE_S = 5 * 60
 export const DEFAULT_PENDING_TTL_MS = 24 * 60 * 60 * 1000
 /** a body named by a CREATE_POST submitted here is kept at least this long after, even past its TTL */
