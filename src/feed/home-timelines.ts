@@ -18,6 +18,7 @@
  */
 import type { FeedIndex, IndexedPost, Page } from './feed-index.js'
 import { compareTime, type Position } from './ranking.js'
+import { RecentlyUsed } from './recently-used.js'
 import { SortedArray, lowerBound } from './sorted.js'
 
 export interface HomeLimits {
@@ -45,14 +46,15 @@ interface Home {
 }
 
 export class HomeTimelines {
-  /** in least recently read order: Map keeps insertion order, and a read moves its home last */
-  private readonly homes = new Map<string, Home>()
-  private followCount = 0
+  /** bounded by count and by followed authors across homes; the one read longest ago goes first */
+  private readonly homes: RecentlyUsed<string, Home>
   private log: IndexedPost[] = []
   /** the log position of log[0] */
   private logStart = 0
 
-  constructor (private readonly index: FeedIndex, private readonly limits: HomeLimits = DEFAULT_HOME_LIMITS) {}
+  constructor (private readonly index: FeedIndex, private readonly limits: HomeLimits = DEFAULT_HOME_LIMITS) {
+    this.homes = new RecentlyUsed(limits.follows, (home) => home.follows.size, limits.homes)
+  }
 
   get size (): number {
     return this.homes.size
@@ -81,11 +83,7 @@ export class HomeTimelines {
    */
   followsOf (reader: string, followed: () => string[]): ReadonlySet<string> {
     const home = this.homes.get(reader)
-    if (home !== undefined) {
-      this.homes.delete(reader)
-      this.homes.set(reader, home)
-      return home.follows
-    }
+    if (home !== undefined) return home.follows
     const authors = followed()
     if (authors.length === 0 || authors.length > this.limits.follows / 10) return new Set(authors)
     return this.build(reader, authors).follows
@@ -106,8 +104,6 @@ export class HomeTimelines {
       if (authors.length > this.limits.follows / 10) return this.index.timeline(authors, page)
       home = this.build(reader, authors)
     } else {
-      this.homes.delete(reader)
-      this.homes.set(reader, home)
       this.catchUp(home)
     }
     return this.read(home, page)
@@ -124,13 +120,8 @@ export class HomeTimelines {
       floor: newest.length >= this.limits.window && oldest !== undefined ? { created: oldest.created, id: oldest.id } : undefined,
       seq: this.logStart + this.log.length
     }
+    // room is made before it goes in, so the home being built is never the one dropped
     this.homes.set(reader, home)
-    this.followCount += home.follows.size
-    while (this.homes.size > this.limits.homes || this.followCount > this.limits.follows) {
-      const [first] = this.homes.keys()
-      if (first === undefined || first === reader) break
-      this.drop(first)
-    }
     return home
   }
 
@@ -169,9 +160,6 @@ export class HomeTimelines {
   }
 
   private drop (reader: string): void {
-    const home = this.homes.get(reader)
-    if (home === undefined) return
     this.homes.delete(reader)
-    this.followCount -= home.follows.size
   }
 }

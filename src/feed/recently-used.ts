@@ -5,7 +5,8 @@
  * every entry read to the back of a Map (delete, then set) cost a for-you request 15 % of its
  * thread in rehashing and the collections it caused (docs/benchmarks.md).
  *
- * The bound is on the entries' total weight (one each unless `weigh` says otherwise).
+ * The bound is on the entries' total weight (one each unless `weigh` says otherwise), and on
+ * their number when `maxEntries` is given.
  */
 interface Entry<V> {
   value: V
@@ -17,7 +18,7 @@ export class RecentlyUsed<K, V> {
   private readonly entries = new Map<K, Entry<V>>()
   private total = 0
 
-  constructor (private readonly capacity: number, private readonly weigh: (value: V) => number = () => 1) {}
+  constructor (private readonly capacity: number, private readonly weigh: (value: V) => number = () => 1, private readonly maxEntries = Infinity) {}
 
   /** entries held */
   get size (): number {
@@ -40,8 +41,8 @@ export class RecentlyUsed<K, V> {
   set (key: K, value: V): void {
     this.delete(key)
     const weight = this.weigh(value)
-    if (weight > this.capacity) return
-    this.evict(this.capacity - weight)
+    if (weight > this.capacity || this.maxEntries < 1) return
+    this.evict(this.capacity - weight, this.maxEntries - 1)
     this.entries.set(key, { value, weight, used: false })
     this.total += weight
   }
@@ -53,7 +54,7 @@ export class RecentlyUsed<K, V> {
     const weight = this.weigh(entry.value)
     this.total += weight - entry.weight
     entry.weight = weight
-    this.evict(this.capacity)
+    this.evict(this.capacity, this.maxEntries)
   }
 
   delete (key: K): void {
@@ -68,9 +69,9 @@ export class RecentlyUsed<K, V> {
     this.total = 0
   }
 
-  /** Drops entries until their total weight is at most `bound`. */
-  private evict (bound: number): void {
-    while (this.total > bound) {
+  /** Drops entries until their total weight is at most `maxWeight` and they are at most `maxCount`. */
+  private evict (maxWeight: number, maxCount: number): void {
+    while (this.total > maxWeight || this.entries.size > maxCount) {
       const first = this.entries.entries().next()
       if (first.done === true) return
       const [key, entry] = first.value

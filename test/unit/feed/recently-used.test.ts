@@ -39,4 +39,14 @@ describe('RecentlyUsed', () => {
     map.clear()
     assert.deepEqual([map.size, map.weight], [0, 0])
   })
+
+  test('with a bound on entries too, both hold', () => {
+    const map = new RecentlyUsed<string, string[]>(10, (v) => v.length, 2)
+    map.set('a', ['1'])
+    map.set('b', ['1'])
+    map.set('c', ['1'])
+    assert.deepEqual([map.size, map.weight, map.get('a')], [2, 2, undefined], 'three entries of weight 1: the count bound drops a')
+    map.set('d', ['1', '2', '3', '4', '5', '6', '7', '8', '9'])
+    assert.deepEqual([map.size, map.weight, map.get('b')?.length], [2, 10, undefined], 'the weight bound (10) drops b: c and d fit')
+  })
 })
