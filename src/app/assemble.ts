@@ -7,7 +7,6 @@
  * The command line (`kith start`) only turns flags and environment into `NodeAppConfig`.
  */
 import { readFile } from 'node:fs/promises'
-import { availableParallelism } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Logger } from 'pino'
 import { EdgeThreads, createApi, newEdgeSecret, type EdgeMedia, type OnboardingOptions } from '../api/index.js'
@@ -15,7 +14,7 @@ import { Contracts, accountFrom, ownsMailbox, type Account } from '../chain/inde
 import { VerifyPool, keyPairFromSeed } from '../crypto/index.js'
 import { explorerSite } from '../explorer/index.js'
 import { FeedService, PublishDecoder, joinFeed, type PendingLimits } from '../feed/index.js'
-import { DEFAULT_MAX_QUEUE, DEFAULT_WORKERS, MediaScrubber, type MediaEnv } from '../media/index.js'
+import { DEFAULT_MAX_QUEUE, MediaScrubber, defaultImageWorkers, type MediaEnv } from '../media/index.js'
 import { NodeMetrics } from '../metrics/index.js'
 import {
   DEFAULT_LAG_GATE, KithNode, LagGate, parseListenAddr, watchChainDisk, watchEventLoop, type EnvSettings, type Home, type NodeConfig
@@ -256,7 +255,7 @@ export function createNode (app: NodeAppConfig, deps: NodeAppDeps): NodeApp {
  * edges, at least one each (so more edges than image workers means one worker per edge).
  */
 function edgeMedia (env: MediaEnv, imageWorkers: number | undefined, edges: number): EdgeMedia {
-  const workers = imageWorkers ?? Math.min(DEFAULT_WORKERS, availableParallelism())
+  const workers = imageWorkers ?? defaultImageWorkers()
   return { env, workers: Math.max(1, Math.floor(workers / edges)), maxQueue: Math.max(1, Math.ceil(DEFAULT_MAX_QUEUE / edges)) }
 }
 

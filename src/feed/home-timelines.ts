@@ -73,7 +73,7 @@ export class HomeTimelines {
 
   /** `reader` followed or unfollowed someone: its home is built again on its next read. */
   followsChanged (reader: string): void {
-    this.drop(reader)
+    this.homes.delete(reader)
   }
 
   /**
@@ -93,7 +93,7 @@ export class HomeTimelines {
   page (reader: string, followed: () => string[], page: Page): IndexedPost[] {
     let home = this.homes.get(reader)
     if (home !== undefined && home.seq < this.logStart) {
-      this.drop(reader)
+      this.homes.delete(reader)
       home = undefined
     }
     if (home === undefined) {
@@ -157,9 +157,5 @@ export class HomeTimelines {
       out.push(...this.index.timeline(home.follows, { limit: page.limit - out.length, before }))
     }
     return out
-  }
-
-  private drop (reader: string): void {
-    this.homes.delete(reader)
   }
 }

@@ -19,7 +19,7 @@ export { forYouScore, trendingScore, compareRank, compareTime, type Position, ty
 export { ViewLimiter, VIEW_WINDOW_MS } from './views.js'
 export { joinFeed, type FeedHost } from './join.js'
 export { FeedBodyStore, type BodyMeta } from './body-store.js'
-export { PostPage, asciiJson } from './presented.js'
+export { PostPage } from './presented.js'
 export { PublishDecoder, toTransfer, fromTransfer, type DecodedWire, type PublishDecoderOptions } from './publish-decoder.js'
 export { decodePublishBytes, type DecodedPublish } from './publish-decode.js'
 export * from './schemas.js'

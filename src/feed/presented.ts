@@ -58,9 +58,12 @@ export class ListedPost {
   }
 }
 
-/** A listing's posts with the counts they had when listed, and the cursor of the next page (null: the last, or a listing without pages). */
+/**
+ * A listing's posts with the counts they had when listed, and the cursor of the next page: null
+ * on the last page, undefined for a listing without pages (trending, for-you).
+ */
 export class PostPage {
-  constructor (private readonly entries: ReadonlyArray<{ post: ListedPost, likes: number, views: number }>, readonly next_cursor: string | null = null) {}
+  constructor (private readonly entries: ReadonlyArray<{ post: ListedPost, likes: number, views: number }>, readonly next_cursor?: string | null) {}
 
   get count (): number {
     return this.entries.length
@@ -69,6 +72,16 @@ export class PostPage {
   /** The posts as the JSON text of an array, ASCII only: what the API answers. */
   json (): string {
     return `[${this.entries.map((e) => e.post.json(e.likes, e.views)).join(',')}]`
+  }
+
+  /**
+   * The API's answer, ASCII only: `lead`'s members (the listing's own: its author, tag, window…),
+   * then count, posts and, for a listing with pages, next_cursor, in the schemas' order.
+   */
+  answer (lead: Record<string, string | number>): string {
+    const members = Object.entries(lead).map(([name, value]) => `${asciiJson(name)}:${asciiJson(value)},`).join('')
+    const cursor = this.next_cursor === undefined ? '' : `,"next_cursor":${asciiJson(this.next_cursor)}`
+    return `{${members}"count":${this.count},"posts":${this.json()}${cursor}}`
   }
 
   /** The posts as objects (for callers in this process): the same text, read back. */

@@ -11,7 +11,7 @@
 export { checkMagic, detect, normaliseMime, SUPPORTED_MIME, type MediaKind, type Detected } from './magic.js'
 export { readMediaEnv, DEFAULT_SIDECAR_TIMEOUT_MS, type MediaEnv } from './env.js'
 export {
-  MediaScrubber, DEFAULT_WORKERS, DEFAULT_MAX_QUEUE, DEFAULT_JOB_TIMEOUT_MS, DEFAULT_NICENESS,
+  MediaScrubber, DEFAULT_WORKERS, DEFAULT_MAX_QUEUE, defaultImageWorkers, DEFAULT_JOB_TIMEOUT_MS, DEFAULT_NICENESS,
   type MediaScrubberOptions, type ScrubbedMedia
 } from './scrubber.js'
 export { scrubImage, ImageRejected, MAX_SIDE_PX, JPEG_QUALITY, DEFAULT_MAX_INPUT_PIXELS, type ScrubbedImage } from './image.js'

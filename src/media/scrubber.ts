@@ -36,6 +36,11 @@ export interface MediaScrubberOptions {
 }
 
 export const DEFAULT_WORKERS = 2
+
+/** Image worker processes when none are asked for: two, or one on a one-core machine. */
+export function defaultImageWorkers (): number {
+  return Math.min(DEFAULT_WORKERS, availableParallelism())
+}
 export const DEFAULT_MAX_QUEUE = 16
 export const DEFAULT_JOB_TIMEOUT_MS = 20_000
 export const DEFAULT_NICENESS = 10
@@ -47,7 +52,7 @@ export class MediaScrubber {
   private constructor (private readonly env: MediaEnv, opts: MediaScrubberOptions) {
     this.log = opts.logger.child({ module: 'media' })
     this.pool = new ImagePool({
-      workers: opts.workers ?? Math.min(DEFAULT_WORKERS, availableParallelism()),
+      workers: opts.workers ?? defaultImageWorkers(),
       maxQueue: opts.maxQueue ?? DEFAULT_MAX_QUEUE,
       jobTimeoutMs: opts.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_MS,
       maxInputPixels: opts.maxInputPixels ?? DEFAULT_MAX_INPUT_PIXELS,

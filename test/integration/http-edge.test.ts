@@ -46,10 +46,11 @@ describe('HTTP edge threads in front of the core', { timeout: 240_000 }, () => {
   let corePort = 0
   const alice = newAccount()
   const bob = newAccount()
+  const carol = newAccount()
 
   before(async () => {
     node = await startNode({
-      alloc: [{ pub: alice.pub, amountUt: FUNDED_UT }],
+      alloc: [{ pub: alice.pub, amountUt: FUNDED_UT }, { pub: carol.pub, amountUt: FUNDED_UT }],
       args: ['--http-workers', '2'],
       env: { SVC_RATE_LIMIT_RPS: '0' },
       onLog: (line: LogLine) => { if (typeof line.corePort === 'number') corePort = line.corePort }
@@ -169,6 +170,28 @@ describe('HTTP edge threads in front of the core', { timeout: 240_000 }, () => {
     // the refused publishes held nothing: the same author publishes again
     const again = await http(node.url, 'POST', '/feed/publish', { body: publishRequest(alice, { content: 'after the refusals', attachment: photo, attachmentMime: 'image/jpeg' }) })
     assert.equal(again.status, 200, again.text)
+  })
+
+  test('a flood of photos and a client that resets after sending one: each answered 200 or 503 with Retry-After, then the author publishes again and the node serves on', async () => {
+    const photo = await photoWithMetadata(1200, 900)
+    const body = (content: string): string => JSON.stringify(publishRequest(carol, { content, attachment: photo, attachmentMime: 'image/jpeg' }))
+    // a client that sends a whole publish and resets before the answer: the edge holds its photo
+    // only until the core answers the call
+    const url = new URL(node.url)
+    const text = body('reset after sending')
+    await new Promise<void>((resolve, reject) => {
+      const socket = netConnect(Number(url.port), url.hostname, () => {
+        socket.write(`POST /feed/publish HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`, () => { socket.resetAndDestroy(); resolve() })
+      })
+      socket.on('error', reject)
+    })
+    const flood = await Promise.all(Array.from({ length: 12 }, async (_, i) => await http(node.url, 'POST', '/feed/publish', { rawBody: body(`flood ${i}`) })))
+    for (const res of flood) {
+      assert.ok(res.status === 200 || (res.status === 503 && res.headers.get('retry-after') !== null && res.headers.get('kith-error-code') === 'MEDIA_BUSY'), `${res.status} ${res.text}`)
+    }
+    const after = await http(node.url, 'POST', '/feed/publish', { rawBody: body('after the flood') })
+    assert.equal(after.status, 200, after.text)
+    assert.equal((await http(node.url, 'GET', '/api/netstats')).status, 200)
   })
 
   test('every other route is forwarded: reads, 404 and 405 answers, a query string, headers as the core set them', async () => {

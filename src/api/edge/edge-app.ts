@@ -161,7 +161,7 @@ export function createEdgeApp (opts: EdgeAppOptions): EdgeApp {
   // one decode thread per edge, started only where the core takes publishes
   const decoder = new PublishDecoder({ workers: opts.calls.includes('publish') ? 1 : 0, logger: log })
   // and its own image workers, which scrub what it decoded when the core asks
-  const held = new HeldAttachments(opts.media !== undefined ? MediaScrubber.start({ env: opts.media.env, workers: opts.media.workers, maxQueue: opts.media.maxQueue, logger: log }) : undefined)
+  const held = new HeldAttachments(opts.media !== undefined && opts.calls.includes('publish') ? MediaScrubber.start({ env: opts.media.env, workers: opts.media.workers, maxQueue: opts.media.maxQueue, logger: log }) : undefined)
   // and one verify thread, made with the route that takes transactions: with the signatures
   // checked on the edge's loop, one edge was the serial bound of submissions (docs/benchmarks.md)
   let verifyPool: VerifyPool | undefined

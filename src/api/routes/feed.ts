@@ -5,7 +5,7 @@ import { KithError, isKithError } from '../../errors/index.js'
 import {
   AuthorFeedSchema, AuthorParamsSchema, ForYouQuerySchema, ForYouSchema, HashtagFeedSchema, MAX_POST_SIZE, PENDING_RETRY_AFTER_S, PageQuerySchema, PostBodySchema,
   PostParamsSchema, PostStatsSchema, PublishRequestSchema, PublishResponseSchema, StatsQuerySchema, TagParamsSchema, TimelineQuerySchema,
-  TimelineSchema, TrendingQuerySchema, TrendingSchema, ViewResponseSchema, asciiJson, normalizeTag, type FeedService, type PublishResponse
+  TimelineSchema, TrendingQuerySchema, TrendingSchema, ViewResponseSchema, normalizeTag, type FeedService, type PublishResponse
 } from '../../feed/index.js'
 import { clientAddressKey } from '../../relay/index.js'
 import { route, sendAsciiJson, type AnyRoute } from '../route.js'
@@ -116,7 +116,7 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       handler: ({ params, query, ctx }) => {
         const author = account(params.pub, 'pub')
         const page = feed.byAuthor(author, query)
-        sendAsciiJson(ctx, `{"author":${asciiJson(author)},"count":${page.count},"posts":${page.json()},"next_cursor":${asciiJson(page.next_cursor)}}`)
+        sendAsciiJson(ctx, page.answer({ author }))
       }
     }),
     route({
@@ -129,7 +129,7 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       handler: ({ query, ctx }) => {
         const follower = account(query.follower, 'follower')
         const page = feed.timeline(follower, query)
-        sendAsciiJson(ctx, `{"follower":${asciiJson(follower)},"count":${page.count},"posts":${page.json()},"next_cursor":${asciiJson(page.next_cursor)}}`)
+        sendAsciiJson(ctx, page.answer({ follower }))
       }
     }),
     route({
@@ -141,7 +141,7 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       responses: { 200: { description: 'trending posts', schema: TrendingSchema }, 400: { description: 'window outside 1 to 168, or a bad limit', schema: ErrorSchema } },
       handler: ({ query, ctx }) => {
         const page = feed.trending(query.window, query.limit)
-        sendAsciiJson(ctx, `{"window":${query.window},"count":${page.count},"posts":${page.json()}}`)
+        sendAsciiJson(ctx, page.answer({ window: query.window }))
       }
     }),
     route({
@@ -154,7 +154,7 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
       handler: ({ query, ctx }) => {
         const pub = account(query.pub, 'pub')
         const page = feed.forYou(pub, query.limit)
-        sendAsciiJson(ctx, `{"pub":${asciiJson(pub)},"count":${page.count},"posts":${page.json()}}`)
+        sendAsciiJson(ctx, page.answer({ pub }))
       }
     }),
     route({
@@ -169,7 +169,7 @@ export function feedRoutes (feed: FeedService): AnyRoute[] {
         const tag = normalizeTag(params.tag)
         if (tag === undefined) throw new KithError('BAD_REQUEST', `tag: "${params.tag}" is not a hashtag (1 to 40 letters, marks, digits or _)`)
         const page = feed.byTag(tag, query)
-        sendAsciiJson(ctx, `{"tag":${asciiJson(tag)},"count":${page.count},"posts":${page.json()},"next_cursor":${asciiJson(page.next_cursor)}}`)
+        sendAsciiJson(ctx, page.answer({ tag }))
       }
     })
   ]

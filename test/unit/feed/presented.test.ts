@@ -57,4 +57,16 @@ describe('PresentedPosts', () => {
     assert.equal(page.next_cursor, 'next')
     assert.equal(new PostPage([]).json(), '[]')
   })
+
+  test('a page\'s answer: the listing\'s members, count, posts, and next_cursor only for a listing with pages, ASCII only', () => {
+    const posts = [{ post: item('a'), likes: 1, views: 2 }]
+    const tagged = new PostPage(posts, null).answer({ tag: 'café' })
+    assert.ok([...tagged].every((c) => c.charCodeAt(0) < 0x7f))
+    const parsed = JSON.parse(tagged) as Record<string, unknown>
+    assert.deepEqual(Object.keys(parsed), ['tag', 'count', 'posts', 'next_cursor'])
+    assert.deepEqual([parsed.tag, parsed.count, parsed.next_cursor], ['café', 1, null])
+    const trending = JSON.parse(new PostPage(posts).answer({ window: 24 })) as Record<string, unknown>
+    assert.deepEqual(Object.keys(trending), ['window', 'count', 'posts'])
+    assert.equal(trending.window, 24)
+  })
 })
