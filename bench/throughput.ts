@@ -29,6 +29,7 @@ import { promisify } from 'node:util'
 import { summariseProfile, type ProfileSummary } from './lib/cpuprofile.js'
 import { REPO_ROOT, freePort, nodeBinary, prepareWorkload, request, sleep, stopChild, type Workload } from './lib/harness.js'
 import { percentiles, type Percentiles } from './lib/load.js'
+import { RawHttpConnection } from './lib/raw-http.js'
 import { processCpuSeconds, selfCpuSeconds } from './lib/proc.js'
 
 const execFileP = promisify(execFile)
@@ -226,7 +227,9 @@ async function runOnce (work: Workload, cfg: ThroughputConfig, concurrency: numb
     await sleep(200)
     const startHeight = samples.at(-1)?.height ?? 0
 
-    const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
+    // raw sockets (bench/lib/raw-http.ts): node:http's client spends 35-60 µs per request on
+    // these 2 cores, which would be taken from the node it measures
+    const connections = Array.from({ length: concurrency }, () => new RawHttpConnection(node.port))
     const n = work.bodies.length
     const sentAt = new Float64Array(n)
     const ackAt = new Float64Array(n)
@@ -241,18 +244,18 @@ async function runOnce (work: Workload, cfg: ThroughputConfig, concurrency: numb
     const selfCpu0 = selfCpuSeconds()
     const t0 = Date.now()
     const deadline = t0 + durationMs
-    const worker = async (): Promise<void> => {
+    const worker = async (connection: RawHttpConnection): Promise<void> => {
       while (next < n && Date.now() < deadline) {
         const i = next++
         sentAt[i] = Date.now()
         try {
-          const res = await request(agent, node.port, 'POST', '/api/tx', work.bodies[i])
+          const res = await connection.request('POST', '/api/tx', work.bodies[i])
           ackAt[i] = Date.now()
           if (res.status === 200) ok[i] = 1
           else {
             const key = String(res.status)
             rejected[key] = (rejected[key] ?? 0) + 1
-            if (firstErrors.length < 5) firstErrors.push(`${res.status} ${res.body.slice(0, 200)}`)
+            if (firstErrors.length < 5) firstErrors.push(`${res.status} ${res.body.toString('utf8', 0, 200)}`)
           }
         } catch (err) {
           ackAt[i] = Date.now()
@@ -261,7 +264,8 @@ async function runOnce (work: Workload, cfg: ThroughputConfig, concurrency: numb
         }
       }
     }
-    await Promise.all(Array.from({ length: concurrency }, worker))
+    await Promise.all(connections.map(worker))
+    for (const connection of connections) connection.close()
     const submitted = next
     let lastAck = t0
     let accepted = 0
@@ -325,7 +329,6 @@ async function runOnce (work: Workload, cfg: ThroughputConfig, concurrency: numb
     }))
     lookupAgent.destroy()
     pollAgent.destroy()
-    agent.destroy()
 
     const ackLatency: number[] = []
     for (let i = 0; i < submitted; i++) ackLatency.push(ackAt[i] - sentAt[i])

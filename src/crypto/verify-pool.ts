@@ -16,9 +16,16 @@ interface Waiting {
  * Requests wait up to BATCH_WINDOW_MS to travel together (or go at MAX_BATCH): under load a
  * message per event-loop turn cost ~5% of a node's main thread in postMessage alone, most of it
  * waiting on the port while the worker, on a shared core, was descheduled.
+ *
+ * MAX_BATCH is small on purpose: a burst of submissions (the answers to a flush, all sent again
+ * at once by their clients) is verified in slices that return one after another, so the first
+ * ones go on to the mempool while the worker verifies the rest. At 512 a burst of 256 went as
+ * one batch, every request waited for the last signature, and the node's stages took turns
+ * instead of overlapping: 4,961 confirmed tx/s at C=256 against 7,037 with 32
+ * (docs/benchmarks.md, "Verify batches of 32").
  */
 const BATCH_WINDOW_MS = 2
-const MAX_BATCH = 512
+const MAX_BATCH = 32
 
 export class VerifyPool {
   private readonly workers: Worker[]
