@@ -64,7 +64,7 @@ export const DEFAULT_THROUGHPUT_CONFIG: ThroughputConfig = {
   durationMs: 15_000,
   senders: 200,
   blockIntervalMs: 250,
-  poolSize: 120_000,
+  poolSize: 200_000,
   latencySample: 2_000,
   profile: { concurrency: 256, durationMs: 10_000, httpWorkers: 1 },
   httpWorkers: [0, 1]
