@@ -68,8 +68,10 @@ export class Blocks {
     const head = this.head()
     const time = Math.max(clock.now(), head.time + 1)
     const ctx: BlockContext = { height, time, proposer: validatorPub, params: genesis.params, contracts: this.deps.contracts }
-    const candidates = mempool.take(maxBlockTxs(genesis.params) - 1)
-    const withReward = candidates.length > 0 && genesis.params.block_reward_ut > 0
+    // one slot is kept for the reward where blocks carry one
+    const rewarding = genesis.params.block_reward_ut > 0
+    const candidates = mempool.take(maxBlockTxs(genesis.params) - (rewarding ? 1 : 0))
+    const withReward = candidates.length > 0 && rewarding
     // Every peer re-executes what the proposer executes here, so a block that takes longer than
     // the budget to build would not be checked everywhere within round 0's propose timeout.
     const deadline = performance.now() + this.deps.buildBudgetMs

@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import {
-  GenesisSchema, blockHash, checkStateless, encodePayload, genesisHash, genesisState, signTx, type Block, type Genesis
+  GenesisSchema, blockHash, checkStateless, encodePayload, genesisHash, genesisState, signTx, type Block, type CheckedTx, type Genesis
 } from '../../../src/chain/index.js'
 import { startContractEngine, type ContractEngine } from '../../../src/contracts/index.js'
 import { toHex } from '../../../src/crypto/index.js'
@@ -19,7 +19,7 @@ import { silent, withTempDir } from '../relay/helpers.js'
 
 const GENESIS_TIME = '2026-01-02T03:04:05Z'
 
-function genesisWith (params: { state_hash_height?: number }): Genesis {
+function genesisWith (params: { state_hash_height?: number, max_block_txs?: number, block_reward_ut?: number }): Genesis {
   return GenesisSchema.parse({
     chain_id: 'kith-blocks-test',
     genesis_time: GENESIS_TIME,
@@ -34,7 +34,7 @@ const pay = checkStateless(signTx({
   id: 'pay-1', type: 'TRANSFER', from: ALICE, to: BOB, amount: 1000, fee: 1000, payload: encodePayload({}), timestamp: GENESIS_TIME
 }, aliceKey.secretKey))
 
-async function withBlocks (genesis: Genesis, fn: (blocks: () => Blocks, store: ChainStore) => Promise<void>): Promise<void> {
+async function withBlocks (genesis: Genesis, fn: (blocks: () => Blocks, store: ChainStore) => Promise<void>, take: (max: number) => CheckedTx[] = () => [pay]): Promise<void> {
   await withTempDir(async (dir) => {
     const contracts: ContractEngine = await startContractEngine({ inline: true })
     const store = ChainStore.open(join(dir, 'chain'))
@@ -48,7 +48,7 @@ async function withBlocks (genesis: Genesis, fn: (blocks: () => Blocks, store: C
       // a new Blocks each time: one that built a block would find it in its cache instead of checking it
       const blocks = (): Blocks => new Blocks({
         store,
-        mempool: { get: () => undefined, take: () => [pay] },
+        mempool: { get: () => undefined, take },
         contracts,
         genesis,
         validatorKey,
@@ -102,5 +102,16 @@ test('before state_hash_height (a genesis without it: every height) headers carr
       const early = withHeader(block, (h) => ({ ...h, state_hash: store.stateHashAfter(blocks().check(block, hash).writes).digest() }))
       assertKithError(() => blocks().check(early.block, early.hash), 'BLOCK_INVALID', 'before the chain\'s state_hash_height')
     })
+  }
+})
+
+test('a block takes as many transactions as its bound allows, one fewer where blocks carry a reward', async () => {
+  for (const [reward, expected] of [[0, 3], [5, 2]]) {
+    let asked: number | undefined
+    await withBlocks(genesisWith({ max_block_txs: 3, block_reward_ut: reward }), async (blocks) => {
+      const { block } = blocks().build(1, 0)
+      assert.equal(asked, expected, `reward ${reward}: the mempool is asked for ${expected}`)
+      assert.equal(block.txs.length, reward > 0 ? 2 : 1, 'the one pending transfer, and the reward where there is one')
+    }, (max) => { asked = max; return [pay] })
   }
 })
