@@ -25,7 +25,7 @@ describe('VerifyPool', () => {
         default: cases.push([m, sign(m, bob.secretKey), bob.publicKey])
       }
     }
-    // all requested in one turn: one batch
+    // all requested in one turn: several batches (a batch goes at 32 requests), over both workers
     const answers = await Promise.all(cases.map(async ([m, s, k]) => await pool.verify(m, s, k)))
     assert.deepEqual(answers, cases.map(([m, s, k]) => s.length === 64 && verify(m, s, k)))
     assert.equal(answers.filter(Boolean).length, 80)
