@@ -1,6 +1,7 @@
 /**
  * Limits against a real node: `--chain-disk-limit-mb` (advisory, so it warns and goes on committing
- * blocks) and the mempool's bounds and per-sender share (503 with Retry-After).
+ * blocks), the mempool's bounds and per-sender share (503 with Retry-After), and a burst of
+ * submissions with forged signatures among them.
  */
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -76,5 +77,29 @@ describe('mempool bounds through HTTP', () => {
     const forged = { ...transfer(carol, to, 1), signature: Buffer.alloc(64, 1).toString('base64') }
     assert.equal((await submit(carol, forged)).status, 503)
     assert.equal((await node.client.netstats() as unknown as { mempool_size: number }).mempool_size, 5)
+  })
+})
+
+describe('a burst of submissions, forged signatures among them', () => {
+  after(async () => { await stopAllNodes() })
+
+  // Submissions are verified in batches of 32 (src/crypto/verify-pool.ts): a burst of 120 spans
+  // several, and each answer must still be its own transaction's.
+  test('each forged one is refused 400 naming the signature, every other one accepted, and the node goes on', async () => {
+    const senders = Array.from({ length: 12 }, () => newAccount())
+    const node = await startNode({ alloc: senders.map((a) => ({ pub: a.pub, amountUt: 10_000_000 })), env: { SVC_RATE_LIMIT_RPS: '0' } })
+    const to = newAccount().pub
+    const txs = Array.from({ length: 120 }, (_, i) => {
+      const tx = transfer(senders[i % senders.length], to, 1 + i)
+      return i % 3 === 1 ? { ...tx, signature: Buffer.alloc(64, i).toString('base64') } : tx
+    })
+    const answers = await Promise.all(txs.map(async (body) => await http(node.url, 'POST', '/api/tx', { body })))
+    answers.forEach((answer, i) => {
+      if (i % 3 === 1) {
+        assert.equal(answer.status, 400, `forged ${i}`)
+        assert.match(errorMessage(answer), /signature/)
+      } else assert.equal(answer.status, 200, `genuine ${i}`)
+    })
+    assert.equal((await http(node.url, 'GET', '/api/netstats')).status, 200)
   })
 })
