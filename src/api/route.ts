@@ -27,6 +27,12 @@ export interface RouteDef<P extends z.ZodType | undefined, Q extends z.ZodType |
   query?: Q
   body?: B
   /**
+   * A hand check of the body that agrees with `body` on everything it accepts (a test shows it),
+   * tried first on a hot route; undefined sends the body to the schema, which accepts it or
+   * names the fault.
+   */
+  plainBody?: (raw: unknown) => Infer<B> | undefined
+  /**
    * The handler decodes the body's bytes (`ctx.request.rawBody`) itself, off the main thread;
    * `body` then only documents it, and the handler's `body` is undefined.
    */
@@ -46,6 +52,7 @@ export interface AnyRoute {
   params?: z.ZodType
   query?: z.ZodType
   body?: z.ZodType
+  plainBody?: (raw: unknown) => unknown
   bodyBytes?: boolean
   write?: boolean
   responses: Record<number, ResponseDef>

@@ -50,7 +50,7 @@ export function routeHandler (r: AnyRoute, access: AccessOptions): (ctx: Context
     if (bodySchema !== undefined) {
       const raw = ctx.request.body
       if (raw === undefined && !bodyOptional) throw new KithError('BAD_REQUEST', 'request body: required: send a JSON object')
-      body = parseOrThrow(bodySchema, raw)
+      body = r.plainBody?.(raw) ?? parseOrThrow(bodySchema, raw)
     }
     const result = r.handler({ params, query, body, ctx })
     if (result instanceof Promise) return result.then((value) => answer(ctx, value))

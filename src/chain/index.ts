@@ -26,7 +26,7 @@ export {
 } from './transition.js'
 export type { BlockExecution, BlockSelection, CheckedTx, ExecuteOptions, SignatureCheck } from './transition.js'
 export {
-  Base64Schema, MAX_AMOUNT, MAX_MEMO_CHARS, MAX_PAYLOAD_BASE64_CHARS, MAX_TX_ID_LENGTH, PubkeySchema, TX_TYPES, TransactionSchema,
+  Base64Schema, MAX_AMOUNT, MAX_MEMO_CHARS, MAX_PAYLOAD_BASE64_CHARS, MAX_TX_ID_LENGTH, PubkeySchema, TX_TYPES, TransactionSchema, plainTransaction,
   X25519Schema, decodePayload, encodePayload, formatTimestamp, sameTx, signTx, signingBytes, timestampMs, txHash, txSize,
   verifyTxSignature, verifyTxSignatureBy, wholeTx
 } from './tx.js'

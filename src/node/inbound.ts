@@ -20,7 +20,7 @@ import { answerSyncRequest, pullFromPeer, type PeerOutcome, type RelayService } 
 import type { StoredBlock } from '../storage/index.js'
 import { ENVELOPE_BATCH_MAX, type Outbound } from './outbound.js'
 import {
-  BlocksResponseSchema, CatchUpResponseSchema, RequestSchema, decodeProposal, StatusSchema, TxBatchSchema, VoteSchema, decode, encode, voteKey,
+  BlocksResponseSchema, CatchUpResponseSchema, RequestSchema, decodeProposal, decodeTxBatch, StatusSchema, VoteSchema, decode, encode, voteKey,
   type Request, type SyncedBlock
 } from './wire.js'
 
@@ -202,7 +202,7 @@ export class NetworkInbound {
 
   /** A batch of transactions another node accepted: each is checked as POST /api/tx checks it. */
   private async onTx (data: Uint8Array): Promise<Validation> {
-    const batch = decode(TxBatchSchema, data)
+    const batch = decodeTxBatch(data)
     if (batch === undefined) return 'reject'
     const outcomes = await Promise.all(batch.map(async (tx): Promise<Validation> => {
       try {

@@ -3,7 +3,7 @@
  * message from the network before anything acts on it. JSON on the wire.
  */
 import { z } from 'zod'
-import { BlockHeaderSchema, CommitSchema, HashSchema, TransactionSchema, sameTx, type Block, type Commit, type Transaction } from '../chain/index.js'
+import { BlockHeaderSchema, CommitSchema, HashSchema, TransactionSchema, plainTransaction, sameTx, type Block, type Commit, type Transaction } from '../chain/index.js'
 import type { Proposal, Vote } from '../consensus/index.js'
 import { decodeJson as decode, safeParse } from '../validation/index.js'
 
@@ -16,8 +16,26 @@ const Height = z.number().int().min(0)
 const Round = z.number().int().min(0).max(1_000_000)
 const Sig = z.string().min(1).max(200)
 
-/** The `tx` topic carries batches of transactions (one gossip message per batch). */
-export const TxBatchSchema = z.array(TransactionSchema).min(1).max(1000)
+/** The `tx` topic carries batches of 1 to 1,000 transactions (one gossip message per batch), each checked by decodeTxBatch. */
+const TxBatchShellSchema = z.array(z.unknown()).min(1).max(1000)
+
+/** A gossiped batch, each transaction checked as TransactionSchema checks it (the hand check first: plainTransaction); undefined when it is not one. */
+export function decodeTxBatch (data: Uint8Array): Transaction[] | undefined {
+  const raw = decode(TxBatchShellSchema, data)
+  if (raw === undefined) return undefined
+  const txs: Transaction[] = []
+  for (const item of raw) {
+    const tx = plainTransaction(item) ?? parsedTransaction(item)
+    if (tx === undefined) return undefined
+    txs.push(tx)
+  }
+  return txs
+}
+
+function parsedTransaction (raw: unknown): Transaction | undefined {
+  const parsed = safeParse(TransactionSchema, raw)
+  return parsed.success ? parsed.data : undefined
+}
 
 export const VoteSchema = z.object({
   type: z.enum(['prevote', 'precommit']),
@@ -66,9 +84,9 @@ export function decodeProposal (data: Uint8Array, known: (id: string) => Transac
       txs.push(held)
       continue
     }
-    const parsed = safeParse(TransactionSchema, raw)
-    if (!parsed.success) return undefined
-    txs.push(parsed.data)
+    const tx = plainTransaction(raw) ?? parsedTransaction(raw)
+    if (tx === undefined) return undefined
+    txs.push(tx)
   }
   return { ...shell, block: { ...shell.block, txs } }
 }

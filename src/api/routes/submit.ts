@@ -1,6 +1,6 @@
 /** POST /api/tx on its own: the edge threads (src/api/edge) serve it without the rest of the chain routes. */
 import type { Context } from 'koa'
-import type { Transaction } from '../../chain/index.js'
+import { plainTransaction, type Transaction } from '../../chain/index.js'
 import type { SubmitResult } from '../../node/index.js'
 import { route, type AnyRoute } from '../route.js'
 import { ErrorSchema, SubmitResponseSchema, TransactionSchema } from '../schemas.js'
@@ -13,6 +13,7 @@ export function submitTxRoute (submit: (tx: Transaction, ctx: Context) => Promis
     tag: 'chain',
     summary: 'Submit a signed transaction',
     body: TransactionSchema,
+    plainBody: plainTransaction,
     write: true,
     responses: {
       200: { description: 'accepted: persisted in the mempool and will be confirmed in a block', schema: SubmitResponseSchema },

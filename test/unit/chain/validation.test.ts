@@ -6,7 +6,7 @@ import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import {
   MAX_TX_ID_LENGTH, TX_RULES, TX_TYPES, TransactionSchema, checkStateless, checkSubmission, encodePayload, formatTimestamp,
-  signTx, type Transaction
+  plainTransaction, signTx, type Transaction
 } from '../../../src/chain/index.js'
 import { keyPairFromSeed, toHex } from '../../../src/crypto/index.js'
 import type { ErrorCode } from '../../../src/errors/index.js'
@@ -40,6 +40,71 @@ function parseTx (raw: unknown): Transaction {
   return parseOrThrow(TransactionSchema, raw, 'TX_MALFORMED')
 }
 
+const valid: Array<[string, Record<string, unknown>]> = [
+  ['id of 128 characters', { id: 'a'.repeat(MAX_TX_ID_LENGTH) }],
+  ['id with . _ : -', { id: 'Tx.1_a:b-c' }],
+  ['hash-like id', { id: 'f'.repeat(64) }],
+  ['to empty string', { to: '' }],
+  ['amount 0', { amount: 0 }],
+  ['amount 2^53-1', { amount: Number.MAX_SAFE_INTEGER }],
+  ['empty payload', { payload: '' }],
+  ['memo of 256 code points (512 UTF-16 units)', { memo: '😀'.repeat(256) }],
+  ['leap-year date', { timestamp: '2028-02-29T23:59:59Z' }]
+]
+for (const [name, change] of valid) {
+  test(`accepts ${name}`, () => {
+    const raw = { ...makeTx(), ...change }
+    assert.deepEqual(parseTx(raw), raw)
+  })
+}
+
+/** [rule, change to a valid tx, field named at the start of the message] */
+const malformed: Array<[string, Record<string, unknown>, string]> = [
+  ['id empty', { id: '' }, 'id'],
+  ['id with a space', { id: 'tx 1' }, 'id'],
+  ['id with a slash', { id: 'tx/1' }, 'id'],
+  ['id starting with "-"', { id: '-tx1' }, 'id'],
+  ['id with non-ASCII', { id: 'tx-é' }, 'id'],
+  ['id longer than 128', { id: 'a'.repeat(MAX_TX_ID_LENGTH + 1) }, 'id'],
+  ['id not a string', { id: 1 }, 'id'],
+  ['type unknown', { type: 'MINT' }, 'type'],
+  ['type lowercase', { type: 'transfer' }, 'type'],
+  ['from uppercase hex', { from: ALICE.toUpperCase() }, 'from'],
+  ['from non-hex', { from: 'z'.repeat(64) }, 'from'],
+  ['from 63 characters', { from: ALICE.slice(1) }, 'from'],
+  ['from as an address', { from: 'kith10x64vt50ue20jsrckyfw32vt57gplpf6u62ma4lquwgshtgyjejqpz6mue' }, 'from'],
+  ['to not a pubkey', { to: 'bob' }, 'to'],
+  ['to uppercase hex', { to: BOB.toUpperCase() }, 'to'],
+  ['to null', { to: null }, 'to'],
+  ['amount negative', { amount: -1 }, 'amount'],
+  ['amount not an integer', { amount: 1.5 }, 'amount'],
+  ['amount above 2^53-1', { amount: Number.MAX_SAFE_INTEGER + 1 }, 'amount'],
+  ['amount as a string', { amount: '1500000' }, 'amount'],
+  ['fee negative', { fee: -1000 }, 'fee'],
+  ['fee not an integer', { fee: 1000.5 }, 'fee'],
+  ['payload without padding', { payload: 'e30' }, 'payload'],
+  ['payload with invalid characters', { payload: 'e3$=' }, 'payload'],
+  ['payload URL-safe alphabet', { payload: 'ab-_' }, 'payload'],
+  ['payload with a newline', { payload: 'e30=\n' }, 'payload'],
+  ['signature too short', { signature: 'AAAA' }, 'signature'],
+  ['signature 87 characters', { signature: 'A'.repeat(87) }, 'signature'],
+  ['signature of 88 characters that is not base64', { signature: '!'.repeat(88) }, 'signature'],
+  ['signature hex instead of base64', { signature: 'ab'.repeat(64) }, 'signature'],
+  ['memo longer than 256 code points', { memo: 'm'.repeat(257) }, 'memo'],
+  ['memo not a string', { memo: 5 }, 'memo'],
+  ['timestamp with milliseconds', { timestamp: '2026-01-01T00:00:00.000Z' }, 'timestamp'],
+  ['timestamp with a space', { timestamp: '2026-01-01 00:00:00Z' }, 'timestamp'],
+  ['timestamp February 30', { timestamp: '2026-02-30T00:00:00Z' }, 'timestamp'],
+  ['timestamp 24:00:00', { timestamp: '2026-01-01T24:00:00Z' }, 'timestamp'],
+  ['timestamp leap second', { timestamp: '2026-12-31T23:59:60Z' }, 'timestamp'],
+  ['timestamp month 13', { timestamp: '2026-13-01T00:00:00Z' }, 'timestamp'],
+  ['timestamp with an offset', { timestamp: '2026-01-01T00:00:00+00:00' }, 'timestamp'],
+  ['timestamp lowercase z', { timestamp: '2026-01-01T00:00:00z' }, 'timestamp'],
+  ['timestamp without seconds', { timestamp: '2026-01-01T00:00Z' }, 'timestamp'],
+  ['timestamp date only', { timestamp: '2026-01-01' }, 'timestamp'],
+  ['timestamp as unix seconds', { timestamp: 1767225600 }, 'timestamp']
+]
+
 describe('TransactionSchema via parseOrThrow', () => {
   test('a well-formed transaction parses to the same value', () => {
     const tx = makeTx({ memo: 'hi' })
@@ -51,70 +116,6 @@ describe('TransactionSchema via parseOrThrow', () => {
     assert.equal(Object.hasOwn(parsed, 'extra'), false)
   })
 
-  const valid: Array<[string, Record<string, unknown>]> = [
-    ['id of 128 characters', { id: 'a'.repeat(MAX_TX_ID_LENGTH) }],
-    ['id with . _ : -', { id: 'Tx.1_a:b-c' }],
-    ['hash-like id', { id: 'f'.repeat(64) }],
-    ['to empty string', { to: '' }],
-    ['amount 0', { amount: 0 }],
-    ['amount 2^53-1', { amount: Number.MAX_SAFE_INTEGER }],
-    ['empty payload', { payload: '' }],
-    ['memo of 256 code points (512 UTF-16 units)', { memo: '😀'.repeat(256) }],
-    ['leap-year date', { timestamp: '2028-02-29T23:59:59Z' }]
-  ]
-  for (const [name, change] of valid) {
-    test(`accepts ${name}`, () => {
-      const raw = { ...makeTx(), ...change }
-      assert.deepEqual(parseTx(raw), raw)
-    })
-  }
-
-  /** [rule, change to a valid tx, field named at the start of the message] */
-  const malformed: Array<[string, Record<string, unknown>, string]> = [
-    ['id empty', { id: '' }, 'id'],
-    ['id with a space', { id: 'tx 1' }, 'id'],
-    ['id with a slash', { id: 'tx/1' }, 'id'],
-    ['id starting with "-"', { id: '-tx1' }, 'id'],
-    ['id with non-ASCII', { id: 'tx-é' }, 'id'],
-    ['id longer than 128', { id: 'a'.repeat(MAX_TX_ID_LENGTH + 1) }, 'id'],
-    ['id not a string', { id: 1 }, 'id'],
-    ['type unknown', { type: 'MINT' }, 'type'],
-    ['type lowercase', { type: 'transfer' }, 'type'],
-    ['from uppercase hex', { from: ALICE.toUpperCase() }, 'from'],
-    ['from non-hex', { from: 'z'.repeat(64) }, 'from'],
-    ['from 63 characters', { from: ALICE.slice(1) }, 'from'],
-    ['from as an address', { from: 'kith10x64vt50ue20jsrckyfw32vt57gplpf6u62ma4lquwgshtgyjejqpz6mue' }, 'from'],
-    ['to not a pubkey', { to: 'bob' }, 'to'],
-    ['to uppercase hex', { to: BOB.toUpperCase() }, 'to'],
-    ['to null', { to: null }, 'to'],
-    ['amount negative', { amount: -1 }, 'amount'],
-    ['amount not an integer', { amount: 1.5 }, 'amount'],
-    ['amount above 2^53-1', { amount: Number.MAX_SAFE_INTEGER + 1 }, 'amount'],
-    ['amount as a string', { amount: '1500000' }, 'amount'],
-    ['fee negative', { fee: -1000 }, 'fee'],
-    ['fee not an integer', { fee: 1000.5 }, 'fee'],
-    ['payload without padding', { payload: 'e30' }, 'payload'],
-    ['payload with invalid characters', { payload: 'e3$=' }, 'payload'],
-    ['payload URL-safe alphabet', { payload: 'ab-_' }, 'payload'],
-    ['payload with a newline', { payload: 'e30=\n' }, 'payload'],
-    ['signature too short', { signature: 'AAAA' }, 'signature'],
-    ['signature 87 characters', { signature: 'A'.repeat(87) }, 'signature'],
-    ['signature of 88 characters that is not base64', { signature: '!'.repeat(88) }, 'signature'],
-    ['signature hex instead of base64', { signature: 'ab'.repeat(64) }, 'signature'],
-    ['memo longer than 256 code points', { memo: 'm'.repeat(257) }, 'memo'],
-    ['memo not a string', { memo: 5 }, 'memo'],
-    ['timestamp with milliseconds', { timestamp: '2026-01-01T00:00:00.000Z' }, 'timestamp'],
-    ['timestamp with a space', { timestamp: '2026-01-01 00:00:00Z' }, 'timestamp'],
-    ['timestamp February 30', { timestamp: '2026-02-30T00:00:00Z' }, 'timestamp'],
-    ['timestamp 24:00:00', { timestamp: '2026-01-01T24:00:00Z' }, 'timestamp'],
-    ['timestamp leap second', { timestamp: '2026-12-31T23:59:60Z' }, 'timestamp'],
-    ['timestamp month 13', { timestamp: '2026-13-01T00:00:00Z' }, 'timestamp'],
-    ['timestamp with an offset', { timestamp: '2026-01-01T00:00:00+00:00' }, 'timestamp'],
-    ['timestamp lowercase z', { timestamp: '2026-01-01T00:00:00z' }, 'timestamp'],
-    ['timestamp without seconds', { timestamp: '2026-01-01T00:00Z' }, 'timestamp'],
-    ['timestamp date only', { timestamp: '2026-01-01' }, 'timestamp'],
-    ['timestamp as unix seconds', { timestamp: 1767225600 }, 'timestamp']
-  ]
   for (const [rule, change, field] of malformed) {
     test(`rejects ${rule} -> TX_MALFORMED`, () => {
       assertKithError(() => parseTx({ ...makeTx(), ...change }), 'TX_MALFORMED', `${field}: `)
@@ -137,6 +138,85 @@ describe('TransactionSchema via parseOrThrow', () => {
 
   test('parseOrThrow uses the code it is given and prefixes the label', () => {
     assertKithError(() => parseOrThrow(TransactionSchema, { ...makeTx(), fee: -1 }, 'BAD_REQUEST', 'body'), 'BAD_REQUEST', 'body.fee: ')
+  })
+})
+
+describe('plainTransaction: the hand check agrees with TransactionSchema', () => {
+  /** The schema's result, or undefined where it refuses. */
+  const bySchema = (raw: unknown): Transaction | undefined => {
+    const parsed = TransactionSchema.safeParse(raw)
+    return parsed.success ? parsed.data : undefined
+  }
+  const agrees = (raw: unknown, label: string): 'plain' | 'schema-only' | 'neither' => {
+    const plain = plainTransaction(raw)
+    const schema = bySchema(raw)
+    if (plain === undefined) return schema === undefined ? 'neither' : 'schema-only'
+    assert.deepEqual(plain, schema, label)
+    // members in the same order: what is gossiped and stored is the same text either way
+    assert.equal(JSON.stringify(plain), JSON.stringify(schema), label)
+    return 'plain'
+  }
+
+  test('on every row above, and a transaction with a memo: what it accepts is what the schema gives', () => {
+    for (const [rule, change] of valid) assert.equal(agrees({ ...makeTx(), ...change }, rule), 'plain', rule)
+    for (const [rule, change] of malformed) assert.equal(agrees({ ...makeTx(), ...change }, rule), 'neither', rule)
+    assert.equal(agrees({ ...makeTx({ memo: 'é'.repeat(256) }), extra: 1 }, 'memo of 256 code points, an unknown member'), 'plain')
+    assert.equal(agrees({ ...makeTx(), memo: '😀'.repeat(256) }, 'memo of 256 code points in 512 UTF-16 units'), 'plain')
+    assert.equal(agrees({ ...makeTx(), memo: undefined }, 'memo present as undefined'), 'schema-only')
+  })
+
+  test('on generated transactions, every one it accepts the schema accepts alike', () => {
+    const base = makeTx({ memo: 'hi' }) as unknown as Record<string, unknown>
+    const variants: Record<string, unknown[]> = {
+      id: [base.id, '', 'a'.repeat(128), 'a'.repeat(129), '-x', 'x y', 7, null],
+      type: [base.type, 'HEARTBEAT', 'transfer', 'NOPE', 1],
+      from: [base.from, BOB, ALICE.toUpperCase(), ALICE.slice(2), ''],
+      to: [base.to, '', ALICE, 'bob', null],
+      amount: [base.amount, 0, -0, -1, 1.5, 2 ** 53, Number.MAX_SAFE_INTEGER, '5', Number.NaN],
+      fee: [base.fee, 0, -1, 1e21, 1000.5, null],
+      memo: [undefined, 'hi', '', 'm'.repeat(256), 'm'.repeat(257), 7],
+      payload: [base.payload, '', 'e30', 'e30==', 'AAAA', 'A'.repeat(256 * 1024 + 4), null],
+      signature: [base.signature, 'A'.repeat(88), `${(base.signature as string).slice(0, 85)}B==`, 'AAAA', 5],
+      timestamp: [base.timestamp, '2028-02-29T00:00:00Z', '2100-02-29T00:00:00Z', '2000-02-29T12:00:00Z', '2026-04-31T00:00:00Z', '0000-01-01T00:00:00Z', '2026-01-01T00:00:60Z', 0],
+      extra: [undefined, 1]
+    }
+    let seed = 11
+    // the generator's high bits: its low ones repeat with a short period
+    const pick = <T> (xs: T[]): T => { seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31; return xs[(seed >>> 12) % xs.length] as T }
+    const seen = { plain: 0, 'schema-only': 0, neither: 0 }
+    for (let i = 0; i < 4000; i++) {
+      const raw: Record<string, unknown> = {}
+      for (const [field, values] of Object.entries(variants)) {
+        // mostly the valid value, so most transactions differ from it in one or two members
+        const value = pick([0, 1, 2, 3, 4, 5, 6, 7]) === 0 ? pick(values) : values[0]
+        if (value !== undefined) raw[field] = value
+      }
+      seen[agrees(raw, JSON.stringify(raw).slice(0, 300))]++
+    }
+    // both kinds occur: the test is not vacuous
+    assert.ok(seen.plain > 400, `accepted by the hand check ${seen.plain} times`)
+    assert.ok(seen.neither > 400, `refused by both ${seen.neither} times`)
+  })
+
+  test('timestamps: a real UTC second, as the calendar counts it (checked against Date over four centuries of edge days)', () => {
+    const byDate = (value: string): boolean => {
+      const ms = Date.parse(value)
+      return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value) && Number.isFinite(ms) && new Date(ms).toISOString() === `${value.slice(0, 19)}.000Z`
+    }
+    const pad = (n: number, w = 2): string => String(n).padStart(w, '0')
+    let checked = 0
+    for (const year of [0, 4, 100, 1600, 1900, 1970, 2000, 2024, 2026, 2100, 2400, 9999]) {
+      for (let month = 0; month <= 13; month++) {
+        for (const day of [0, 1, 28, 29, 30, 31, 32]) {
+          for (const time of ['00:00:00', '23:59:59', '24:00:00', '12:60:00', '12:00:60']) {
+            const value = `${pad(year, 4)}-${pad(month)}-${pad(day)}T${time}Z`
+            assert.equal(TransactionSchema.shape.timestamp.safeParse(value).success, byDate(value), value)
+            checked++
+          }
+        }
+      }
+    }
+    assert.equal(checked, 12 * 14 * 7 * 5)
   })
 })
 
