@@ -30,6 +30,9 @@
  *   concurrency the baseline runs come right before the broadcast run, so they share the state
  *   of the host (its speed here varies by 2x within minutes), and the whole sweep is repeated
  *   `rounds` times: the best runs estimate what each can do when the host is not in the way.
+ * - floors: the same POSTs against apps on as many threads as the machine has cores (one
+ *   process, SO_REUSEPORT) that read and JSON-parse each body and do nothing else: Koa, and
+ *   node:http alone. A node that also checks, stores and gossips each envelope cannot pass them.
  *
  * Run alone: node dist/bench/relay.js [--quick]
  */
@@ -46,7 +49,7 @@ import { RelayStore, canonicalId, type Envelope } from '../src/relay/index.js'
 import { machineInfo, type MachineInfo } from './lib/proc.js'
 import { request, stopChild } from './lib/harness.js'
 import { closedLoop, openLoop, type OpenLoopResult, type PhaseResult } from './lib/load.js'
-import { bareGet, inChild, kithInit, rssBytes, runChildMode, startBareKoa, startKith, type BareApp, type KithProcess } from './lib/processes.js'
+import { bareGet, inChild, kithInit, rssBytes, runChildMode, startBareFloor, startBareKoa, startKith, type BareApp, type KithProcess } from './lib/processes.js'
 
 const execFileP = promisify(execFile)
 /** every load client connects from 127.0.0.1: the per-address mailbox limits would measure themselves */
@@ -135,6 +138,15 @@ export interface RelayBenchResult {
   /** the bare app answering POSTs of the broadcast bodies */
   baselinePost: PhaseResult
   baselinePostSweep: PhaseResult[]
+  /**
+   * the floors on every core: a bare app (Koa; node:http alone) on as many threads as the machine
+   * has cores, reading and JSON-parsing the broadcast bodies and doing nothing else
+   */
+  floorThreads: number
+  floorKoa: PhaseResult
+  floorKoaSweep: PhaseResult[]
+  floorHttp: PhaseResult
+  floorHttpSweep: PhaseResult[]
   /** best broadcast accepted/s / best bare Koa req/s */
   broadcastRatio: number
   loadavg: [number, number]
@@ -279,6 +291,8 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
   let node: KithProcess | undefined
   let bare: BareApp | undefined
   let pageApp: BareApp | undefined
+  let floorKoa: BareApp | undefined
+  let floorHttp: BareApp | undefined
   try {
     await kithInit(home)
 
@@ -348,6 +362,12 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
     const broadcastReq = (): { method: string, path: string, body: Buffer } => ({ method: 'POST', path: '/relay/broadcast', body: nextBody() })
     await closedLoop({ port, pid, concurrency: cfg.broadcast.concurrencies[0], durationMs: 1000, next: broadcastReq })
     bare = await startBareKoa({ warmupConcurrency: cfg.baseline.concurrencies[0] })
+    // what no node can pass on these cores: apps that only read and parse the same POSTs
+    const floorThreads = os.availableParallelism()
+    floorKoa = await startBareFloor({ warmupConcurrency: cfg.baseline.concurrencies[0], threads: floorThreads, stack: 'koa' })
+    floorHttp = await startBareFloor({ warmupConcurrency: cfg.baseline.concurrencies[0], threads: floorThreads, stack: 'node:http' })
+    const floorKoaSweep: PhaseResult[] = []
+    const floorHttpSweep: PhaseResult[] = []
     const broadcastSweep: PhaseResult[] = []
     const baselineSweep: PhaseResult[] = []
     const baselinePostSweep: PhaseResult[] = []
@@ -363,6 +383,11 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
           const post = await closedLoop({ port: bare.port, pid: bare.pid, concurrency, durationMs: cfg.baseline.durationMs, next: baselinePostReq })
           log(`relay: bare Koa POST C=${concurrency}: ${Math.round(post.okPerSec)} req/s`)
           baselinePostSweep.push(post)
+          for (const [app, sweep, name] of [[floorKoa, floorKoaSweep, 'Koa'], [floorHttp, floorHttpSweep, 'node:http']] as const) {
+            const floor = await closedLoop({ port: app.port, pid: app.pid, concurrency, durationMs: cfg.baseline.durationMs, next: baselinePostReq })
+            log(`relay: floor, ${name} on ${floorThreads} threads reading and parsing the POSTs, C=${concurrency}: ${Math.round(floor.okPerSec)} req/s`)
+            sweep.push(floor)
+          }
         }
         if (cfg.broadcast.concurrencies.includes(concurrency)) {
           log(`relay: round ${round}/${cfg.rounds}: broadcast, C=${concurrency}, ${cfg.broadcast.durationMs / 1000} s...`)
@@ -396,6 +421,11 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
       baselineSweep: baseline.points,
       baselinePost: baselinePost.best,
       baselinePostSweep: baselinePost.points,
+      floorThreads,
+      floorKoa: best(floorKoaSweep),
+      floorKoaSweep,
+      floorHttp: best(floorHttpSweep),
+      floorHttpSweep,
       broadcastRatio: broadcast.best.okPerSec / baseline.best.okPerSec,
       loadavg: [load0, os.loadavg()[0]],
       nodeWarnLines: warn,
@@ -405,6 +435,8 @@ export async function runRelayBench (config: Partial<RelayBenchConfig> = {}, log
     if (node !== undefined) await node.stop()
     if (bare !== undefined) await stopChild(bare.child)
     if (pageApp !== undefined) await stopChild(pageApp.child)
+    if (floorKoa !== undefined) await stopChild(floorKoa.child)
+    if (floorHttp !== undefined) await stopChild(floorHttp.child)
     rmSync(home, { recursive: true, force: true })
   }
 }
@@ -467,6 +499,8 @@ export function formatRelayBench (r: RelayBenchResult): string {
     row(`floor: bare Koa answering a copy of one inbox page (${fmt(r.inboxFloor.pageBytes)} bytes)`, r.inboxFloor),
     ...bestPerConcurrency(r.baselineSweep).map(({ best: p, all }) => row(`bare Koa GET, one middleware, small JSON${p === r.baseline ? ', best' : ''}`, p, rounds(all))),
     ...bestPerConcurrency(r.baselinePostSweep).map(({ best: p, all }) => row(`bare Koa POST of the broadcast bodies (unread), same app${p === r.baselinePost ? ', best' : ''}`, p, rounds(all))),
+    ...bestPerConcurrency(r.floorKoaSweep).map(({ best: p, all }) => row(`floor: bare Koa on ${r.floorThreads} threads, the same POSTs read and JSON-parsed${p === r.floorKoa ? ', best' : ''}`, p, rounds(all))),
+    ...bestPerConcurrency(r.floorHttpSweep).map(({ best: p, all }) => row(`floor: node:http alone on ${r.floorThreads} threads, the same POSTs read and JSON-parsed${p === r.floorHttp ? ', best' : ''}`, p, rounds(all))),
     '',
     '**Inbox latency at a fixed offered load** (open loop: one request every 1/rate s whether or not earlier ones were answered; ' +
       'latency from the scheduled send time; random loaded mailbox, limit ' + String(c.inbox.limit) + '):',
@@ -485,6 +519,9 @@ export function formatRelayBench (r: RelayBenchResult): string {
       `against the bare app answering the same POSTs: **${(r.broadcast.okPerSec / r.baselinePost.okPerSec * 100).toFixed(1)}%** best against best, ` +
       `pairs' median **${pct(median(pairRatios(r.broadcastSweep, r.baselinePostSweep)))}**, ` +
       `(${fmt(r.broadcast.okPerSec)} / ${fmt(r.baselinePost.okPerSec)}; server ${fmt(perRequestUs(r.baselinePost))} µs per request); ` +
+      `the floors on all ${r.floorThreads} cores, apps that only read and JSON-parse the same POSTs: Koa **${(r.floorKoa.okPerSec / r.baseline.okPerSec).toFixed(2)}×** the best bare Koa GET, ` +
+      `node:http alone **${(r.floorHttp.okPerSec / r.baseline.okPerSec).toFixed(2)}×**, the broadcast **${(r.broadcast.okPerSec / r.floorKoa.okPerSec).toFixed(2)}×** the Koa floor ` +
+      `(a broadcast also checks, hashes, stores durably and gossips, so it cannot pass them on this machine); ` +
       `inbox p99 = **${fmt(r.inbox.latencyMs.p99, 2)} ms** closed loop at C=${c.inbox.concurrency}, where most of it is queueing behind ${c.inbox.concurrency - 1} other requests on one event loop ` +
       `(goal < 10 ms: ${r.inbox.latencyMs.p99 < 10 ? 'met' : 'not met'}), beside **${fmt(r.inboxFloor.latencyMs.p99, 2)} ms** for a bare Koa app answering a copy of one page to the same clients; open loop ${r.inboxOpenLoop.map((o) => `**${fmt(o.latencyMs.p99, 2)} ms** at ${fmt(o.offeredPerSec)}/s`).join(', ')}; ` +
       `an inbox page held ${fmt(r.inbox.meanItems, 1)} items on average;`,
@@ -497,7 +534,7 @@ export function formatRelayBench (r: RelayBenchResult): string {
     '- server cores = CPU seconds / wall seconds of the server process, all threads (/proc/<pid>/stat); client cores = this process;',
     `- load avg = 1-minute load average at the start → end of the phase; on this ${r.machine.nproc}-core machine the load generator shares the cores with the server.`
   ]
-  const firsts = [['broadcast', r.broadcast], ['inbox', r.inbox], ['baseline', r.baseline], ['baseline POST', r.baselinePost]] as const
+  const firsts = [['broadcast', r.broadcast], ['inbox', r.inbox], ['baseline', r.baseline], ['baseline POST', r.baselinePost], ['floor Koa', r.floorKoa], ['floor node:http', r.floorHttp]] as const
   const errLines = firsts.flatMap(([n, p]) => p.firstErrors.map((e) => `${n}: ${e}`))
   if (errLines.length > 0) lines.push('', 'First errors:', ...errLines.slice(0, 10).map((e) => `    ${e}`))
   lines.push('', `Relay benchmark wall time: ${fmt(r.elapsedMs / 1000, 1)} s`)

@@ -165,6 +165,69 @@ app.listen(Number(process.env.PORT), '127.0.0.1')
 export const bareGet = (): LoadRequest => ({ method: 'GET', path: '/' })
 
 /**
+ * The least a server must do for a POST of a JSON body on one HTTP stack, on `THREADS` threads of
+ * one process sharing the port (SO_REUSEPORT): read the body, JSON.parse it, answer a small JSON.
+ * GETs are answered without a body. Its own source comes in FLOOR_SRC, for the worker threads.
+ */
+const FLOOR_APP = `
+const { Worker, isMainThread } = require('node:worker_threads')
+const answer = (body) => JSON.stringify(body === undefined ? { ok: true } : { id: String(body.envelope && body.envelope.nonce).slice(0, 8), status: 'stored' })
+const listen = { port: Number(process.env.PORT), host: '127.0.0.1', reusePort: true }
+if (process.env.STACK === 'koa') {
+  const Koa = require(process.env.KOA_PATH)
+  const app = new Koa()
+  app.use(async (ctx) => {
+    let body
+    if (ctx.method === 'POST') {
+      const chunks = []
+      for await (const chunk of ctx.req) chunks.push(chunk)
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    }
+    ctx.type = 'application/json'
+    ctx.body = answer(body)
+  })
+  app.listen(listen)
+} else {
+  require('node:http').createServer((req, res) => {
+    const chunks = []
+    req.on('data', (chunk) => chunks.push(chunk))
+    req.on('end', () => {
+      const text = answer(req.method === 'POST' ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined)
+      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) })
+      res.end(text)
+    })
+  }).listen(listen)
+}
+if (isMainThread) for (let i = 1; i < Number(process.env.THREADS); i++) new Worker(process.env.FLOOR_SRC, { eval: true })
+`
+
+/**
+ * A floor for a write route: a bare app (Koa, or node:http alone) on `threads` threads of one
+ * process (so /proc/<pid> counts all of them) that reads and JSON-parses every POST body and does
+ * nothing else. A node that also checks, stores and gossips what it is sent cannot answer more
+ * of the same POSTs on the same cores. Warmed up for 1 s with GETs; idle until measured.
+ */
+export async function startBareFloor (opts: { warmupConcurrency: number, threads: number, stack: 'koa' | 'node:http' }): Promise<BareApp> {
+  const port = await freePort()
+  let out = ''
+  const child = spawn(nodeBinary(), ['-e', FLOOR_APP], {
+    env: { ...process.env, PORT: String(port), KOA_PATH: path.join(REPO_ROOT, 'node_modules', 'koa'), STACK: opts.stack, THREADS: String(opts.threads), FLOOR_SRC: FLOOR_APP },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  child.stdout?.on('data', (d: Buffer) => { out += d.toString() })
+  child.stderr?.on('data', (d: Buffer) => { out += d.toString() })
+  try {
+    await waitForHttp(child, port, '/', () => out)
+    const pid = child.pid as number
+    await closedLoop({ port, pid, concurrency: opts.warmupConcurrency, durationMs: 1000, next: bareGet })
+    return { port, pid, child }
+  } catch (err) {
+    await stopChild(child)
+    throw err
+  }
+}
+
+/**
  * A minimal Koa app in its own process (one middleware answering a small JSON body, or the text
  * of `pageFile` when given), warmed up for 1 s at `warmupConcurrency`; idle until measured.
  */
