@@ -208,23 +208,7 @@ if (isMainThread) for (let i = 1; i < Number(process.env.THREADS); i++) new Work
  * of the same POSTs on the same cores. Warmed up for 1 s with GETs; idle until measured.
  */
 export async function startBareFloor (opts: { warmupConcurrency: number, threads: number, stack: 'koa' | 'node:http' }): Promise<BareApp> {
-  const port = await freePort()
-  let out = ''
-  const child = spawn(nodeBinary(), ['-e', FLOOR_APP], {
-    env: { ...process.env, PORT: String(port), KOA_PATH: path.join(REPO_ROOT, 'node_modules', 'koa'), STACK: opts.stack, THREADS: String(opts.threads), FLOOR_SRC: FLOOR_APP },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  child.stdout?.on('data', (d: Buffer) => { out += d.toString() })
-  child.stderr?.on('data', (d: Buffer) => { out += d.toString() })
-  try {
-    await waitForHttp(child, port, '/', () => out)
-    const pid = child.pid as number
-    await closedLoop({ port, pid, concurrency: opts.warmupConcurrency, durationMs: 1000, next: bareGet })
-    return { port, pid, child }
-  } catch (err) {
-    await stopChild(child)
-    throw err
-  }
+  return await startBareApp(FLOOR_APP, { STACK: opts.stack, THREADS: String(opts.threads), FLOOR_SRC: FLOOR_APP }, opts.warmupConcurrency)
 }
 
 /**
@@ -232,10 +216,17 @@ export async function startBareFloor (opts: { warmupConcurrency: number, threads
  * of `pageFile` when given), warmed up for 1 s at `warmupConcurrency`; idle until measured.
  */
 export async function startBareKoa (opts: { warmupConcurrency: number, pageFile?: string }): Promise<BareApp> {
+  return opts.pageFile === undefined
+    ? await startBareApp(KOA_APP, {}, opts.warmupConcurrency)
+    : await startBareApp(KOA_PAGE_APP, { PAGE_FILE: opts.pageFile }, opts.warmupConcurrency)
+}
+
+/** Runs `script` (node -e) with PORT and KOA_PATH besides `env`, waits for its first answer, then warms it up with GETs for 1 s. */
+async function startBareApp (script: string, env: Record<string, string>, warmupConcurrency: number): Promise<BareApp> {
   const port = await freePort()
   let out = ''
-  const child = spawn(nodeBinary(), ['-e', opts.pageFile === undefined ? KOA_APP : KOA_PAGE_APP], {
-    env: { ...process.env, PORT: String(port), KOA_PATH: path.join(REPO_ROOT, 'node_modules', 'koa'), ...(opts.pageFile !== undefined ? { PAGE_FILE: opts.pageFile } : {}) },
+  const child = spawn(nodeBinary(), ['-e', script], {
+    env: { ...process.env, PORT: String(port), KOA_PATH: path.join(REPO_ROOT, 'node_modules', 'koa'), ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   child.stdout?.on('data', (d: Buffer) => { out += d.toString() })
@@ -243,7 +234,7 @@ export async function startBareKoa (opts: { warmupConcurrency: number, pageFile?
   try {
     await waitForHttp(child, port, '/', () => out)
     const pid = child.pid as number
-    await closedLoop({ port, pid, concurrency: opts.warmupConcurrency, durationMs: 1000, next: bareGet })
+    await closedLoop({ port, pid, concurrency: warmupConcurrency, durationMs: 1000, next: bareGet })
     return { port, pid, child }
   } catch (err) {
     await stopChild(child)
