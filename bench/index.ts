@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: the node's throughput benchmark (bench/throughput.ts) beside the physical
- * limits measured in the same run (openssl and libsodium Ed25519 verify/s on one core), then
+ * limits measured in the same run (openssl and libsodium Ed25519 verify/s on one core, and a
+ * transaction's wire check by schema and by hand), then
  * the storage benchmark (bench/storage.ts) when it is present. Prints markdown to stdout,
  * progress to stderr. Exits 0 on success.
  *
@@ -51,6 +52,7 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { TransactionSchema, accountFrom, buildTx, plainTransaction } from '../src/chain/index.js'
 import { generateKeyPair, sign, verify } from '../src/crypto/index.js'
 import { opensslEd25519Speed, type OpensslResult } from './lib/openssl.js'
 import { machineInfo } from './lib/proc.js'
@@ -95,6 +97,27 @@ function sodiumVerifyPerSec (seconds = 1): number {
   return n / ((cpu.user + cpu.system) / 1e6)
 }
 
+/**
+ * CPU µs per transaction of the wire check of 20,000 distinct signed TRANSFERs, by
+ * TransactionSchema (zod) and by the hand check tried first (plainTransaction), best of 3 passes.
+ */
+function txCheckUs (): { schemaUs: number, plainUs: number } {
+  const from = accountFrom(generateKeyPair())
+  const to = accountFrom(generateKeyPair())
+  const txs: unknown[] = Array.from({ length: 20_000 }, (_, i) => JSON.parse(JSON.stringify(buildTx(from, { type: 'TRANSFER', to: to.pub, amount: 1 + i }))))
+  const timed = (check: (raw: unknown) => unknown): number => {
+    let bestUs = Infinity
+    for (let pass = 0; pass < 3; pass++) {
+      const cpu0 = process.cpuUsage()
+      for (const raw of txs) if (check(raw) === undefined) throw new Error('a valid transaction was refused')
+      const cpu = process.cpuUsage(cpu0)
+      bestUs = Math.min(bestUs, (cpu.user + cpu.system) / txs.length)
+    }
+    return bestUs
+  }
+  return { schemaUs: timed((raw) => TransactionSchema.safeParse(raw).data), plainUs: timed(plainTransaction) }
+}
+
 function fmt (x: number): string {
   return Math.round(x).toLocaleString('en-US')
 }
@@ -112,6 +135,8 @@ async function main (): Promise<void> {
   const openssl: OpensslResult = await opensslEd25519Speed(3)
   log('libsodium verify rate...')
   const sodium = sodiumVerifyPerSec(1)
+  log('transaction wire check, schema and by hand...')
+  const txCheck = txCheckUs()
 
   const config: Partial<ThroughputConfig> = {}
   if (quick) Object.assign(config, { concurrencies: [64], durationMs: 5000, poolSize: 40_000, profile: null })
@@ -133,7 +158,8 @@ async function main (): Promise<void> {
       : `| Ed25519 verify, one core, OpenSSL | n/a | ${openssl.reason} |`,
     ...(openssl.available ? [`| Ed25519 sign, one core, OpenSSL | ${fmt(openssl.signPerSec)} | same |`] : []),
     `| Ed25519 verify, one core, libsodium (sodium-native, as the node uses it) | ${fmt(sodium)} | in-process loop, this run |`,
-    '| bare node:http, GET, 64 conns | 64,827 | wrk, /work/shared/research/ecosystem.md §6 |',
+    `| a transaction's wire check, one core: TransactionSchema (zod) / the hand check tried first (plainTransaction) | ${fmt(1e6 / txCheck.schemaUs)} / ${fmt(1e6 / txCheck.plainUs)} (${txCheck.schemaUs.toFixed(2)} / ${txCheck.plainUs.toFixed(2)} µs each) | 20,000 signed TRANSFERs, CPU time, best of 3, this run |`,
+    '| bare node:http, GET, 64 conns | 64,827 | wrk, measured on this machine type before the project began |',
     '| koa 3 + @koa/router, GET, 64 conns | 28,683 | wrk, same |',
     `| **kith node, confirmed TRANSFERs** | **${fmt(best.confirmedPerSec)}** (C=${best.concurrency}) | this run; target 5,000 |`, '')
 
@@ -250,7 +276,7 @@ async function main (): Promise<void> {
 
   console.log(out.join('\n'))
   const jsonFile = flag('--json')
-  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, throughput, network, wan, relay, chainReads, media, feed, realtime, contracts, registry, pruning, stateHash, commit, snapshot, storage }, null, 2) + '\n')
+  if (jsonFile !== undefined) writeFileSync(jsonFile, JSON.stringify({ machine, openssl, sodiumVerifyPerSec: sodium, txCheck, throughput, network, wan, relay, chainReads, media, feed, realtime, contracts, registry, pruning, stateHash, commit, snapshot, storage }, null, 2) + '\n')
 }
 
 main().then(() => { process.exitCode = 0 }, (err: unknown) => {

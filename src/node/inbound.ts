@@ -20,7 +20,7 @@ import { answerSyncRequest, pullFromPeer, type PeerOutcome, type RelayService } 
 import type { StoredBlock } from '../storage/index.js'
 import { ENVELOPE_BATCH_MAX, type Outbound } from './outbound.js'
 import {
-  BlocksResponseSchema, CatchUpResponseSchema, RequestSchema, decodeProposal, decodeTxBatch, StatusSchema, VoteSchema, decode, encode, voteKey,
+  CatchUpResponseSchema, decodeBlocksResponse, RequestSchema, decodeProposal, decodeTxBatch, StatusSchema, VoteSchema, decode, encode, voteKey,
   type Request, type SyncedBlock
 } from './wire.js'
 
@@ -366,7 +366,7 @@ export class NetworkInbound {
         if (this.stopped) return
         const from = this.node.headHeight() + 1
         const request: Request = { type: 'blocks', from, count: SYNC_BATCH }
-        const response = decode(BlocksResponseSchema, await this.out.request(peerId, request, 15_000))
+        const response = decodeBlocksResponse(await this.out.request(peerId, request, 15_000))
         if (response === undefined || response.blocks.length === 0) return
         for (const synced of response.blocks) {
           if (synced.block.header.height < this.node.headHeight() + 1) continue

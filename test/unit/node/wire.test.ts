@@ -1,9 +1,9 @@
-/** decodeProposal: transactions a node already holds skip the schema; every other one is checked. */
+/** decodeProposal and decodeBlocksResponse: transactions a node already holds skip the check; every other one is checked as TransactionSchema checks it. */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { newAccount, transfer } from '../../../src/client/index.js'
 import type { Transaction } from '../../../src/chain/index.js'
-import { decodeProposal, encode } from '../../../src/node/wire.js'
+import { decodeBlocksResponse, decodeProposal, encode } from '../../../src/node/wire.js'
 
 const alice = newAccount()
 const bob = newAccount()
@@ -39,4 +39,28 @@ test('known transactions are taken as held; unknown ones are checked; a bad one 
   assert.deepEqual(decodeProposal(proposalWith([reused]), (id) => known.get(id))?.block.txs[0], reused)
   assert.equal(decodeProposal(proposalWith([{ ...held, signature: 'nope' }]), (id) => known.get(id)), undefined)
   assert.equal(decodeProposal(Buffer.from('{"height":'), () => undefined), undefined)
+})
+
+test('a block-sync answer: every transaction checked as the schema checks it, unknown members dropped; one bad transaction fails the whole answer', () => {
+  const a = transfer(alice, bob.pub, 5)
+  const b = transfer(bob, alice.pub, 7)
+  const block = (txs: unknown[]): unknown => ({
+    block: {
+      header: { chain_id: 'c', height: 3, time: 1, prev_hash: 'a'.repeat(64), tx_root: 'b'.repeat(64), state_root: 'c'.repeat(64), proposer: alice.pub, last_commit_hash: '' },
+      txs,
+      last_commit: null
+    },
+    hash: 'd'.repeat(64),
+    commit: { height: 3, round: 0, block_hash: 'd'.repeat(64), signatures: [] }
+  })
+  const decoded = decodeBlocksResponse(encode({ blocks: [block([a]), block([{ ...b, extra: 1 }])] }))
+  assert.ok(decoded !== undefined)
+  assert.deepEqual(decoded.blocks.map((s) => s.block.txs), [[a], [b]])
+  assert.equal(Object.hasOwn(decoded.blocks[1].block.txs[0], 'extra'), false)
+
+  assert.equal(decodeBlocksResponse(encode({ blocks: [block([a]), block([{ ...b, timestamp: '2026-02-30T00:00:00Z' }])] })), undefined)
+  assert.equal(decodeBlocksResponse(encode({ blocks: [block([{ ...a, fee: 1.5 }])] })), undefined)
+  assert.equal(decodeBlocksResponse(encode({ blocks: [{ ...(block([a]) as object), hash: 'nope' }] })), undefined)
+  assert.equal(decodeBlocksResponse(Buffer.from('{"blocks":[')), undefined)
+  assert.deepEqual(decodeBlocksResponse(encode({ blocks: [] })), { blocks: [] })
 })
