@@ -168,11 +168,36 @@ function checkCiphertextSize (raw: unknown): void {
  * The envelope of an upload already in the form the node stores (lowercase hex keys, canonical
  * base64, defaults omitted or given as such), checked without zod; undefined for anything else,
  * which EnvelopeUploadSchema then accepts with normalisation or rejects naming the field. Every
- * upload this accepts, the schema accepts with the same result (test/unit/relay-envelope.test.ts
+ * upload this accepts, the schema accepts with the same result (test/unit/relay/envelope.test.ts
  * checks agreement on generated inputs). Why: this is the hot path of POST /relay/broadcast, and
  * the schema's regexes and copies cost several times as much.
  */
 export function plainUpload (raw: unknown, sentAt: number): Envelope | undefined {
+  const parts = plainParts(raw)
+  return parts === undefined ? undefined : canonicalEnvelope(parts.fields, parts.nonceBytes, parts.ciphertextBytes, sentAt, parts.nonce, parts.ciphertext)
+}
+
+/**
+ * The upload as EnvelopeUploadSchema gives it, for an upload plainUpload accepts; undefined for
+ * anything else, which the schema then accepts with normalisation or rejects naming the field.
+ * The hand check of POST /relay/broadcast's body (the route's plainBody); the agreement test is
+ * beside plainUpload's.
+ */
+export function plainEnvelopeUpload (raw: unknown): z.output<typeof EnvelopeUploadSchema> | undefined {
+  const parts = plainParts(raw)
+  if (parts === undefined) return undefined
+  const { id, sent_at: sentAt } = raw as { id?: string, sent_at?: number }
+  return {
+    ...(id !== undefined ? { id } : {}),
+    ...parts.fields,
+    nonce: parts.nonce,
+    ciphertext: parts.ciphertext,
+    ...(sentAt !== undefined ? { sent_at: sentAt } : {})
+  }
+}
+
+/** An upload's parts when it is already in stored form (plainUpload); undefined otherwise. */
+function plainParts (raw: unknown): { fields: PlainFields, nonceBytes: Buffer, ciphertextBytes: Buffer, nonce: string, ciphertext: string } | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined
   const r = raw as Record<string, unknown>
   const { id, sender_pub: sender, recipient_pub: recipient, sender_ed25519_pub: senderEd = '', fee_ut: fee = 0, fee_sig: feeSig = null, nonce, ciphertext, sent_at: at } = r
@@ -187,8 +212,10 @@ export function plainUpload (raw: unknown, sentAt: number): Envelope | undefined
   const ciphertextBytes = fromCanonicalBase64(ciphertext)
   if (nonceBytes?.length !== NONCE_BYTES || ciphertextBytes === undefined) return undefined
   const fields = { sender_pub: sender, recipient_pub: recipient, sender_ed25519_pub: senderEd as string, fee_ut: fee, fee_sig: feeSig as string | null }
-  return canonicalEnvelope(fields, nonceBytes, ciphertextBytes, sentAt, nonce, ciphertext)
+  return { fields, nonceBytes, ciphertextBytes, nonce, ciphertext }
 }
+
+type PlainFields = Pick<Envelope, 'sender_pub' | 'recipient_pub' | 'sender_ed25519_pub' | 'fee_ut' | 'fee_sig'>
 
 /** The stored envelope: canonical id from the bytes, the node's sent_at; the base64 texts given when already canonical. */
 function canonicalEnvelope (

@@ -27,6 +27,6 @@ export { answerSyncRequest, pullFromPeer } from './sync.js'
 export { RelayStore } from './store.js'
 export {
   EnvelopeUploadSchema, OwnerProofSchema, InboxItemSchema, MAX_CIPHERTEXT_BYTES, MAX_SEND_PLAINTEXT_BYTES, SIGNED_TS_TOLERANCE_MS,
-  canonicalId, type Envelope, type InboxItem
+  canonicalId, plainEnvelopeUpload, type Envelope, type InboxItem
 } from './envelope.js'
 export { sealKeyFromEd25519, boxSeal, boxOpen, randomNonce, type SealKey } from './seal.js'

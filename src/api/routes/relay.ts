@@ -3,7 +3,7 @@ import type { Context } from 'koa'
 import { z } from 'zod'
 import { KithError } from '../../errors/index.js'
 import {
-  EnvelopeUploadSchema, InboxItemSchema, MAX_CIPHERTEXT_BYTES, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, OwnerProofSchema, RelaySendSchema,
+  EnvelopeUploadSchema, InboxItemSchema, MAX_CIPHERTEXT_BYTES, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, OwnerProofSchema, RelaySendSchema, plainEnvelopeUpload,
   INBOX_AUTH_HEADER, MAX_READ_NONCES_PER_CLIENT, MAX_READ_NONCES_PER_MAILBOX, READ_NONCE_TTL_MS,
   type Envelope, type ReadAuth, type RelayService
 } from '../../relay/index.js'
@@ -106,6 +106,13 @@ export function relayBroadcaster (service: RelayService, opts: RelayRouteOptions
   return async (envelope, clientIp) => await service.broadcast(envelope, { admit, clientIp })
 }
 
+/** A broadcast body by hand (plainEnvelopeUpload): what BroadcastRequestSchema gives for an envelope already in stored form. */
+export function plainBroadcastRequest (raw: unknown): { envelope: EnvelopeUpload } | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined
+  const envelope = plainEnvelopeUpload((raw as { envelope?: unknown }).envelope)
+  return envelope === undefined ? undefined : { envelope }
+}
+
 /** POST /relay/broadcast, declared once: the node serves it, and so does every HTTP edge thread (src/api/edge), with its own `broadcast`. */
 export function broadcastRoute (broadcast: (envelope: EnvelopeUpload, ctx: Context) => Promise<BroadcastAnswer>): AnyRoute {
   return route({
@@ -114,6 +121,7 @@ export function broadcastRoute (broadcast: (envelope: EnvelopeUpload, ctx: Conte
     tag: 'relay',
     summary: 'Store an end-to-end encrypted envelope in the recipient\'s mailbox and gossip it',
     body: BroadcastRequestSchema,
+    plainBody: plainBroadcastRequest,
     responses: {
       200: { description: 'stored durably (or already stored): the canonical id', schema: BroadcastResponseSchema },
       400: { description: 'malformed envelope; the message names the field', schema: ErrorSchema },

@@ -16,6 +16,7 @@ import { koaPath, route, type AnyRoute } from '../../../src/api/route.js'
 import { routeHandler } from '../../../src/api/serving.js'
 
 const seen: unknown[] = []
+let handChecked = 0
 
 const routes: AnyRoute[] = [
   route({
@@ -33,6 +34,20 @@ const routes: AnyRoute[] = [
     tag: 't',
     summary: 'a body that may be left out',
     body: z.object({ sig: z.string() }).optional(),
+    responses: {},
+    handler: ({ body }) => { seen.push(body); return { ok: true } }
+  }),
+  route({
+    method: 'post',
+    path: '/hand',
+    tag: 't',
+    summary: 'a body with a hand check tried first: it takes only an already-lowercase key',
+    body: z.object({ key: z.string().regex(/^[0-9a-fA-F]{4}$/).transform((s) => s.toLowerCase()) }),
+    plainBody: (raw) => {
+      handChecked++
+      const key = (raw as { key?: unknown } | null)?.key
+      return typeof key === 'string' && /^[0-9a-f]{4}$/.test(key) ? { key } : undefined
+    },
     responses: {},
     handler: ({ body }) => { seen.push(body); return { ok: true } }
   }),
@@ -105,5 +120,18 @@ describe('routeHandler: edge validation of bodies', () => {
     seen.length = 0
     assert.equal((await send('POST', '/none', '{"anything": [1, 2]}')).status, 200)
     assert.deepEqual(seen, [undefined])
+  })
+
+  test('a route\'s hand check (plainBody) is tried first; what it does not take goes to the schema, which accepts it or names the fault', async () => {
+    seen.length = 0
+    handChecked = 0
+    assert.equal((await send('POST', '/hand', '{"key": "ab12", "extra": 1}')).status, 200)
+    assert.equal((await send('POST', '/hand', '{"key": "AB12"}')).status, 200, 'the schema takes what the hand check leaves')
+    const bad = await send('POST', '/hand', '{"key": "zz"}')
+    assert.equal(bad.status, 400)
+    assert.match(bad.json.error as string, /^key: /)
+    assert.equal((await send('POST', '/hand')).status, 400, 'no body: refused before any check')
+    assert.deepEqual(seen, [{ key: 'ab12' }, { key: 'ab12' }])
+    assert.equal(handChecked, 3)
   })
 })

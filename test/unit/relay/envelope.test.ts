@@ -4,6 +4,7 @@ import { KithError } from '../../../src/errors/index.js'
 import { MAX_CIPHERTEXT_BYTES, canonicalId } from '../../../src/relay/index.js'
 import { checkPeerEnvelope, envelopeFromUpload, presentInboxItem, base64DecodedLength } from '../../../src/relay/envelope.js'
 import { plainUpload, uploadBySchema } from '../../../src/relay/envelope.js'
+import { BroadcastRequestSchema, plainBroadcastRequest } from '../../../src/api/routes/relay.js'
 import { newClient, sealEnvelope } from './helpers.js'
 
 function codeOf (fn: () => unknown): string | undefined {
@@ -131,7 +132,17 @@ describe('the plain-upload fast path agrees with EnvelopeUploadSchema', () => {
         const value = seed % 3 === 0 ? pick(values) : (pick([0, 1, 2]) === 0 ? pick(values) : values[0])
         if (value !== undefined) upload[field] = value
       }
+      // the route's hand check of the whole body agrees with its schema, members in the same order
+      const body = { envelope: upload, extra: 1 }
+      const route = plainBroadcastRequest(body)
+      if (route !== undefined) {
+        const parsed = BroadcastRequestSchema.safeParse(body)
+        assert.ok(parsed.success, `body ${JSON.stringify(body)}`)
+        assert.equal(JSON.stringify(route), JSON.stringify(parsed.data))
+        assert.deepEqual(route, parsed.data)
+      }
       const plain = plainUpload(upload, 1_767_323_045)
+      assert.equal(route !== undefined, plain !== undefined, 'the route takes by hand what plainUpload takes')
       let bySchema: unknown
       try {
         bySchema = uploadBySchema(upload, 1_767_323_045)
