@@ -73,7 +73,7 @@ const TX_TYPE_SET: ReadonlySet<string> = new Set(TX_TYPES)
  * The transaction in `raw` when it is one TransactionSchema accepts, checked without zod;
  * undefined for anything else, which the schema then checks and names the fault of. Every
  * transaction this accepts, the schema accepts with the same result, members in the same order
- * (test/unit/chain/tx.test.ts checks agreement on generated inputs). Why: it is the hot path of
+ * (test/unit/chain/validation.test.ts checks agreement on generated inputs). Why: it is the hot path of
  * every submission and gossiped transaction, and the schema's checks cost several times as much.
  */
 export function plainTransaction (raw: unknown): Transaction | undefined {

@@ -215,11 +215,12 @@ function plainParts (raw: unknown): { fields: PlainFields, nonceBytes: Buffer, c
   return { fields, nonceBytes, ciphertextBytes, nonce, ciphertext }
 }
 
+/** The members of an envelope the client chooses, besides its nonce and ciphertext. */
 type PlainFields = Pick<Envelope, 'sender_pub' | 'recipient_pub' | 'sender_ed25519_pub' | 'fee_ut' | 'fee_sig'>
 
 /** The stored envelope: canonical id from the bytes, the node's sent_at; the base64 texts given when already canonical. */
 function canonicalEnvelope (
-  fields: Pick<Envelope, 'sender_pub' | 'recipient_pub' | 'sender_ed25519_pub' | 'fee_ut' | 'fee_sig'>,
+  fields: PlainFields,
   nonce: Buffer, ciphertext: Buffer, sentAt: number,
   nonceText = toBase64(nonce), ciphertextText = toBase64(ciphertext)
 ): Envelope {
