@@ -22,14 +22,7 @@ const TxBatchShellSchema = z.array(z.unknown()).min(1).max(1000)
 /** A gossiped batch, each transaction checked as TransactionSchema checks it (the hand check first: plainTransaction); undefined when it is not one. */
 export function decodeTxBatch (data: Uint8Array): Transaction[] | undefined {
   const raw = decode(TxBatchShellSchema, data)
-  if (raw === undefined) return undefined
-  const txs: Transaction[] = []
-  for (const item of raw) {
-    const tx = plainTransaction(item) ?? parsedTransaction(item)
-    if (tx === undefined) return undefined
-    txs.push(tx)
-  }
-  return txs
+  return raw === undefined ? undefined : checkedTxs(raw)
 }
 
 function parsedTransaction (raw: unknown): Transaction | undefined {

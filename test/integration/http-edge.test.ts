@@ -130,6 +130,10 @@ describe('HTTP edge threads in front of the core', { timeout: 240_000 }, () => {
     assert.equal(status, 'broadcast')
     const again = await http(node.url, 'POST', '/relay/broadcast', { body: { envelope } })
     assert.deepEqual([again.status, (again.json as { id: string }).id], [200, id])
+    // spelled otherwise (uppercase hex): not the hand check's, so the schema's, which normalises it to the same envelope
+    const upper = { ...envelope, recipient_pub: (envelope.recipient_pub as string).toUpperCase() }
+    const respelled = await http(node.url, 'POST', '/relay/broadcast', { body: { envelope: upper } })
+    assert.deepEqual([respelled.status, (respelled.json as { id: string }).id], [200, id])
     const inbox = await http(node.url, 'GET', `/relay/inbox?pub=${Buffer.from(device.publicKey).toString('hex')}`)
     assert.equal(inbox.status, 200)
     assert.deepEqual((inbox.json as { items: Array<{ id: string }> }).items.map((item) => item.id), [id])

@@ -1,9 +1,9 @@
-/** decodeProposal and decodeBlocksResponse: transactions a node already holds skip the check; every other one is checked as TransactionSchema checks it. */
+/** decodeProposal, decodeBlocksResponse and decodeTxBatch: transactions a node already holds skip the check; every other one is checked as TransactionSchema checks it. */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { newAccount, transfer } from '../../../src/client/index.js'
 import type { Transaction } from '../../../src/chain/index.js'
-import { decodeBlocksResponse, decodeProposal, encode } from '../../../src/node/wire.js'
+import { decodeBlocksResponse, decodeProposal, decodeTxBatch, encode } from '../../../src/node/wire.js'
 
 const alice = newAccount()
 const bob = newAccount()
@@ -63,4 +63,14 @@ test('a block-sync answer: every transaction checked as the schema checks it, un
   assert.equal(decodeBlocksResponse(encode({ blocks: [{ ...(block([a]) as object), hash: 'nope' }] })), undefined)
   assert.equal(decodeBlocksResponse(Buffer.from('{"blocks":[')), undefined)
   assert.deepEqual(decodeBlocksResponse(encode({ blocks: [] })), { blocks: [] })
+})
+
+test('a gossiped batch: 1 to 1,000 transactions, each checked as the schema checks it; one bad transaction fails the batch', () => {
+  const a = transfer(alice, bob.pub, 5)
+  assert.deepEqual(decodeTxBatch(encode([{ ...a, extra: 1 }])), [a])
+  assert.equal(decodeTxBatch(encode([])), undefined)
+  assert.equal(decodeTxBatch(encode(Array.from({ length: 1001 }, () => a))), undefined)
+  assert.equal(decodeTxBatch(encode([a, { ...a, timestamp: '2026-02-30T00:00:00Z' }])), undefined)
+  assert.equal(decodeTxBatch(encode({ txs: [a] })), undefined)
+  assert.equal(decodeTxBatch(Buffer.from('[{')), undefined)
 })
